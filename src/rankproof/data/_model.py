@@ -1,0 +1,440 @@
+"""`Run` and `Qrels`: immutable, columnar, validated on construction.
+
+Both hold their query ids dictionary-encoded (``int32`` codes into a string
+vocabulary) so that the evaluator works on integer arrays. Docids stay an
+Arrow string column: a large run has millions of distinct docids, and the
+evaluator only ever needs them for the few rows that are judged or tied (see
+``_strings``). Everything that builds a `Run` or `Qrels` — file readers, dict,
+pandas and Arrow adapters — goes through ``from_columns``, so validation lives
+in exactly one place per type.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from rankproof._errors import InputError
+from rankproof.data._strings import as_string_array, duplicate_pairs
+
+Dedupe = Literal["first", "max"]
+RowLocator = Any  # callable(row_index) -> (line number or None)
+
+
+def _locate(locator: RowLocator | None, row: int) -> int | None:
+    return None if locator is None else int(locator(row))
+
+
+def _encode_ids(values: pa.Array) -> tuple[npt.NDArray[np.int32], pa.Array]:
+    """Dictionary-encode ids; the vocabulary is kept in first-seen order."""
+    if pa.types.is_dictionary(values.type):
+        encoded = values
+    else:
+        encoded = pc.dictionary_encode(values)
+    codes = np.asarray(encoded.indices, dtype=np.int32)
+    vocab = as_string_array(encoded.dictionary)
+    return codes, vocab
+
+
+def _check_ids(values: pa.Array, what: str, source: str | None, locator: RowLocator | None) -> None:
+    if values.null_count:
+        row = int(np.flatnonzero(np.asarray(pc.is_null(values)))[0])
+        raise InputError(f"missing {what}", path=source, line=_locate(locator, row), field=what)
+    if pa.types.is_dictionary(values.type):
+        dict_lengths = np.asarray(pc.binary_length(values.dictionary).fill_null(0))
+        if not (dict_lengths == 0).any():
+            return
+        values = values.dictionary_decode()
+    lengths = np.asarray(pc.binary_length(values).fill_null(0))
+    if len(lengths) and lengths.min() == 0:
+        row = int(np.flatnonzero(lengths == 0)[0])
+        raise InputError(f"empty {what}", path=source, line=_locate(locator, row), field=what)
+
+
+def _chunk(values: Any) -> pa.Array:
+    if isinstance(values, pa.ChunkedArray):
+        return values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
+    if isinstance(values, pa.Array):
+        return values
+    return pa.array(values)
+
+
+def _as_ids(values: Any) -> pa.Array:
+    arr = _chunk(values)
+    if pa.types.is_dictionary(arr.type):
+        if not pa.types.is_string(arr.dictionary.type):
+            arr = arr.dictionary_decode().cast(pa.string())
+        return arr
+    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+        return arr
+    return arr.cast(pa.string())
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Run:
+    """A ranked list of scored documents per query (one system's output).
+
+    Columns: ``qid``, ``docid``, ``score`` (float64) and an optional ``rank``.
+    ``name`` labels the run in tables (a file's stem by default); ``tag`` is
+    the TREC run tag (sixth column of the first line), which trec_eval prints
+    as ``runid``. ``dedupe`` records an explicit opt-in to dropping duplicate
+    (qid, docid) rows, and ``n_dropped_duplicates`` how many were dropped.
+    """
+
+    name: str
+    qid_codes: npt.NDArray[np.int32]
+    qid_vocab: pa.Array
+    docids: pa.Array
+    scores: npt.NDArray[np.float64]
+    ranks: npt.NDArray[np.int64] | None = None
+    tag: str | None = None
+    source: str | None = None
+    dedupe: Dedupe | None = None
+    n_dropped_duplicates: int = 0
+    notes: tuple[str, ...] = field(default=())
+
+    # -- construction -----------------------------------------------------
+    @classmethod
+    def from_columns(
+        cls,
+        qid: Any,
+        docid: Any,
+        score: Any,
+        rank: Any | None = None,
+        *,
+        name: str = "run",
+        tag: str | None = None,
+        source: str | None = None,
+        dedupe: Dedupe | None = None,
+        locator: RowLocator | None = None,
+        notes: tuple[str, ...] = (),
+    ) -> Run:
+        """Validate and build a run from parallel columns.
+
+        ``locator`` maps a row index to its line in ``source`` so that errors
+        name the line; readers pass it, in-memory adapters do not.
+        """
+        qids = _as_ids(qid)
+        docids = as_string_array(_as_ids(docid))
+        scores = np.ascontiguousarray(np.asarray(_chunk(score).to_numpy(zero_copy_only=False)),
+                                      dtype=np.float64) if not isinstance(score, np.ndarray) \
+            else np.ascontiguousarray(score, dtype=np.float64)
+        n = len(scores)
+        if len(qids) != n or len(docids) != n:
+            raise InputError(
+                f"columns differ in length: qid {len(qids)}, docid {len(docids)}, score {n}",
+                path=source,
+            )
+        if n == 0:
+            raise InputError("the run has no rows", path=source)
+        _check_ids(qids, "qid", source, locator)
+        _check_ids(docids, "docid", source, locator)
+        finite = np.isfinite(scores)
+        if not finite.all():
+            row = int(np.flatnonzero(~finite)[0])
+            raise InputError(
+                f"score must be a finite number, found {scores[row]!r}",
+                path=source, line=_locate(locator, row), field="score",
+            )
+        ranks = None
+        if rank is not None:
+            ranks = np.ascontiguousarray(
+                rank if isinstance(rank, np.ndarray) else _chunk(rank).to_numpy(zero_copy_only=False),
+                dtype=np.int64,
+            )
+            if len(ranks) != n:
+                raise InputError("rank column differs in length from the others", path=source)
+        qid_codes, qid_vocab = _encode_ids(qids)
+        dups = duplicate_pairs(qid_codes, docids)
+        dropped = 0
+        if len(dups):
+            if dedupe is None:
+                row = int(dups[0])
+                raise InputError(
+                    f"duplicate (qid, docid) pair ({qid_vocab[int(qid_codes[row])].as_py()}, "
+                    f"{docids[row].as_py()}); pass dedupe='first' or 'max' to keep one",
+                    path=source, line=_locate(locator, row), field="docid",
+                )
+            keep = _dedupe_mask(qid_codes, docids, scores, dedupe)
+            dropped = int(n - keep.sum())
+            idx = pa.array(np.flatnonzero(keep))
+            qid_codes = qid_codes[keep]
+            docids = docids.take(idx)
+            scores = scores[keep]
+            ranks = ranks[keep] if ranks is not None else None
+        qid_codes, qid_vocab = _compact_vocab(qid_codes, qid_vocab)
+        return cls(
+            name=name, qid_codes=qid_codes, qid_vocab=qid_vocab, docids=docids,
+            scores=scores, ranks=ranks, tag=tag, source=source, dedupe=dedupe,
+            n_dropped_duplicates=dropped, notes=notes,
+        )
+
+    @classmethod
+    def from_dict(
+        cls, data: Mapping[str, Mapping[str, float]], *, name: str = "run",
+        dedupe: Dedupe | None = None,
+    ) -> Run:
+        """Build from ``{qid: {docid: score}}`` (the pytrec_eval / ranx shape)."""
+        qids: list[str] = []
+        docids: list[str] = []
+        scores: list[float] = []
+        for q, docs in data.items():
+            if not isinstance(docs, Mapping):
+                raise InputError(
+                    f"expected a mapping of docid to score, found {type(docs).__name__}",
+                    field=f"{q}",
+                )
+            for d, s in docs.items():
+                qids.append(str(q))
+                docids.append(str(d))
+                scores.append(_as_float(s, f"{q}/{d}"))
+        return cls.from_columns(qids, docids, np.array(scores, dtype=np.float64), name=name,
+                                dedupe=dedupe)
+
+    # -- views ------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.scores)
+
+    def __repr__(self) -> str:
+        return f"Run(name={self.name!r}, rows={len(self)}, topics={len(self.qid_vocab)})"
+
+    @property
+    def topics(self) -> list[str]:
+        """Query ids present in the run, in first-seen order."""
+        return list(self.qid_vocab.to_pylist())
+
+    def qids(self) -> pa.Array:
+        """The qid of every row, decoded."""
+        return self.qid_vocab.take(pa.array(self.qid_codes))
+
+    def to_arrow(self) -> pa.Table:
+        """An Arrow table with columns qid, docid, score (and rank)."""
+        cols: dict[str, Any] = {"qid": self.qids(), "docid": self.docids,
+                                "score": pa.array(self.scores)}
+        if self.ranks is not None:
+            cols["rank"] = pa.array(self.ranks)
+        return pa.table(cols)
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """``{qid: {docid: score}}``."""
+        out: dict[str, dict[str, float]] = {}
+        for q, d, s in zip(self.qids().to_pylist(), self.docids.to_pylist(),
+                           self.scores.tolist(), strict=True):
+            out.setdefault(q, {})[d] = s
+        return out
+
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame with columns qid, docid, score (and rank)."""
+        return self.to_arrow().to_pandas()
+
+    def iter_rows(self) -> Iterator[tuple[str, str, float]]:
+        """(qid, docid, score) per row, in stored order."""
+        yield from zip(self.qids().to_pylist(), self.docids.to_pylist(), self.scores.tolist(),
+                       strict=True)
+
+
+def _as_float(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise InputError(f"score must be a number, found {value!r}", field=where)
+    out = float(value)
+    if not math.isfinite(out):
+        raise InputError(f"score must be a finite number, found {value!r}", field=where)
+    return out
+
+
+def _compact_vocab(
+    codes: npt.NDArray[np.int32], vocab: pa.Array
+) -> tuple[npt.NDArray[np.int32], pa.Array]:
+    """Drop vocabulary entries no row uses (after dedupe or slicing)."""
+    used = np.zeros(len(vocab), dtype=bool)
+    used[codes] = True
+    if used.all():
+        return codes, vocab
+    remap = np.cumsum(used, dtype=np.int64) - 1
+    return remap[codes].astype(np.int32), vocab.filter(pa.array(used))
+
+
+def _dedupe_mask(
+    qid_codes: npt.NDArray[np.int32], docids: pa.Array, scores: npt.NDArray[np.float64],
+    how: Dedupe,
+) -> npt.NDArray[np.bool_]:
+    """Keep one row per (qid, docid): the first seen, or the highest score."""
+    table = pa.table({"q": pa.array(qid_codes), "d": docids,
+                      "row": pa.array(np.arange(len(scores), dtype=np.int64)),
+                      "s": pa.array(scores)})
+    if how == "first":
+        agg = table.group_by(["q", "d"], use_threads=False).aggregate([("row", "min")])
+        rows = np.asarray(agg.column("row_min"))
+    elif how == "max":
+        # Highest score wins; among equal scores, the first row.
+        order = np.lexsort((np.arange(len(scores)), -scores))
+        table = table.take(pa.array(order))
+        agg = table.group_by(["q", "d"], use_threads=False).aggregate([("row", "first")])
+        rows = np.asarray(agg.column("row_first"))
+    else:
+        raise ValueError(f"dedupe must be 'first' or 'max', got {how!r}")
+    keep = np.zeros(len(scores), dtype=bool)
+    keep[rows] = True
+    return keep
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Qrels:
+    """Relevance judgments: ``qid``, ``docid``, ``rel`` (int).
+
+    A negative ``rel`` marks a document that was pooled but could not be judged
+    (trec_eval's convention): it is neither relevant nor non-relevant. The
+    qrels define the topic set of an evaluation.
+    """
+
+    qid_codes: npt.NDArray[np.int32]
+    qid_vocab: pa.Array
+    docids: pa.Array
+    rels: npt.NDArray[np.int64]
+    source: str | None = None
+    dedupe: Dedupe | None = None
+    n_dropped_duplicates: int = 0
+
+    @classmethod
+    def from_columns(
+        cls,
+        qid: Any,
+        docid: Any,
+        rel: Any,
+        *,
+        source: str | None = None,
+        dedupe: Dedupe | None = None,
+        locator: RowLocator | None = None,
+    ) -> Qrels:
+        """Validate and build qrels from parallel columns."""
+        qids = _as_ids(qid)
+        docids = as_string_array(_as_ids(docid))
+        raw = rel if isinstance(rel, np.ndarray) else _chunk(rel).to_numpy(zero_copy_only=False)
+        rels_arr = np.asarray(raw)
+        if rels_arr.dtype.kind == "f":
+            bad = ~np.isfinite(rels_arr) | (rels_arr != np.round(rels_arr))
+            if bad.any():
+                row = int(np.flatnonzero(bad)[0])
+                raise InputError(
+                    f"relevance must be an integer, found {rels_arr[row]!r}",
+                    path=source, line=_locate(locator, row), field="rel",
+                )
+        elif rels_arr.dtype.kind not in "iub":
+            raise InputError(f"relevance must be an integer, found dtype {rels_arr.dtype}",
+                             path=source, field="rel")
+        rels = rels_arr.astype(np.int64)
+        n = len(rels)
+        if len(qids) != n or len(docids) != n:
+            raise InputError(
+                f"columns differ in length: qid {len(qids)}, docid {len(docids)}, rel {n}",
+                path=source,
+            )
+        if n == 0:
+            raise InputError("the qrels have no rows", path=source)
+        _check_ids(qids, "qid", source, locator)
+        _check_ids(docids, "docid", source, locator)
+        qid_codes, qid_vocab = _encode_ids(qids)
+        dups = duplicate_pairs(qid_codes, docids)
+        dropped = 0
+        if len(dups):
+            if dedupe is None:
+                row = int(dups[0])
+                raise InputError(
+                    f"duplicate (qid, docid) pair ({qid_vocab[int(qid_codes[row])].as_py()}, "
+                    f"{docids[row].as_py()}); pass dedupe='first' or 'max' to keep one",
+                    path=source, line=_locate(locator, row), field="docid",
+                )
+            keep = _dedupe_mask(qid_codes, docids, rels.astype(np.float64), dedupe)
+            dropped = int(n - keep.sum())
+            qid_codes = qid_codes[keep]
+            docids = docids.take(pa.array(np.flatnonzero(keep)))
+            rels = rels[keep]
+        # Topics in byte order: the order trec_eval prints them in.
+        qid_codes, qid_vocab = _compact_vocab(qid_codes, qid_vocab)
+        order = np.asarray(pc.sort_indices(qid_vocab))
+        rank = np.empty(len(order), dtype=np.int32)
+        rank[order] = np.arange(len(order), dtype=np.int32)
+        return cls(
+            qid_codes=rank[qid_codes], qid_vocab=qid_vocab.take(pa.array(order)),
+            docids=docids, rels=rels, source=source, dedupe=dedupe,
+            n_dropped_duplicates=dropped,
+        )
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Mapping[str, int]]) -> Qrels:
+        """Build from ``{qid: {docid: rel}}``."""
+        qids: list[str] = []
+        docids: list[str] = []
+        rels: list[int] = []
+        for q, docs in data.items():
+            if not isinstance(docs, Mapping):
+                raise InputError(
+                    f"expected a mapping of docid to relevance, found {type(docs).__name__}",
+                    field=f"{q}",
+                )
+            for d, r in docs.items():
+                if isinstance(r, bool) or not isinstance(r, int | np.integer):
+                    if isinstance(r, float) and r.is_integer():
+                        r = int(r)
+                    else:
+                        raise InputError(f"relevance must be an integer, found {r!r}",
+                                         field=f"{q}/{d}")
+                qids.append(str(q))
+                docids.append(str(d))
+                rels.append(int(r))
+        return cls.from_columns(qids, docids, np.array(rels, dtype=np.int64))
+
+    def __len__(self) -> int:
+        return len(self.rels)
+
+    def __repr__(self) -> str:
+        return f"Qrels(rows={len(self)}, topics={len(self.qid_vocab)})"
+
+    @property
+    def topics(self) -> list[str]:
+        """Topic ids, in byte order."""
+        return list(self.qid_vocab.to_pylist())
+
+    def qids(self) -> pa.Array:
+        """The qid of every row, decoded."""
+        return self.qid_vocab.take(pa.array(self.qid_codes))
+
+    def to_arrow(self) -> pa.Table:
+        """An Arrow table with columns qid, docid, rel."""
+        return pa.table({"qid": self.qids(), "docid": self.docids, "rel": pa.array(self.rels)})
+
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame with columns qid, docid, rel."""
+        return self.to_arrow().to_pandas()
+
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        """``{qid: {docid: rel}}``."""
+        out: dict[str, dict[str, int]] = {}
+        for q, d, r in zip(self.qids().to_pylist(), self.docids.to_pylist(), self.rels.tolist(),
+                           strict=True):
+            out.setdefault(q, {})[d] = r
+        return out
+
+    @property
+    def digest(self) -> str:
+        """sha256 of the judgments in canonical order (independent of file layout)."""
+        return _qrels_digest(self)
+
+
+def _qrels_digest(qrels: Qrels) -> str:
+    table = qrels.to_arrow()
+    order = pc.sort_indices(table, sort_keys=[("qid", "ascending"), ("docid", "ascending")])
+    table = table.take(order)
+    h = hashlib.sha256()
+    for q, d, r in zip(table.column("qid").to_pylist(), table.column("docid").to_pylist(),
+                       table.column("rel").to_pylist(), strict=True):
+        h.update(f"{q}\t{d}\t{r}\n".encode())
+    return "sha256:" + h.hexdigest()

@@ -1,0 +1,117 @@
+"""The rank order of a run, exactly as trec_eval builds it.
+
+Within each query, documents are ordered by score descending and ties are
+broken by docid **descending, byte-wise** (trec_eval's ``comp_sim_docno``).
+With ``order="rank"`` the file's rank column decides, and score then docid
+break its ties. The rank column is otherwise ignored.
+
+Run files are nearly always written in this order already, so the common
+case is a linear check and no sort at all; only rows whose scores tie need
+their docids looked at.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from rankproof._errors import InputError
+from rankproof.data._model import Run
+from rankproof.data._strings import order_words
+
+Order = Literal["score", "rank"]
+
+
+@dataclass(frozen=True)
+class RankedOrder:
+    """``rows[i]`` is the run row at ranked slot ``i``; ``positions[i]`` its 0-based rank.
+
+    ``rows`` is None when the stored row order already is the ranked order.
+    """
+
+    rows: npt.NDArray[np.int64] | None
+    positions: npt.NDArray[np.int64]
+    n_ties: int
+    resorted: bool
+
+    def row_ids(self, n: int) -> npt.NDArray[np.int64]:
+        return np.arange(n, dtype=np.int64) if self.rows is None else self.rows
+
+    def slot_of_rows(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Ranked slot of each given run row."""
+        if self.rows is None:
+            return rows
+        inverse = np.empty(len(self.rows), dtype=np.int64)
+        inverse[self.rows] = np.arange(len(self.rows), dtype=np.int64)
+        return inverse[rows]
+
+
+def ranked_order(run: Run, order: Order = "score") -> RankedOrder:
+    """Compute (or confirm) trec_eval's ranking of ``run``; see the module docstring."""
+    if order not in ("score", "rank"):
+        raise ValueError(f"order must be 'score' or 'rank', got {order!r}")
+    q = run.qid_codes
+    s = run.scores
+    n = len(s)
+    if order == "rank" and run.ranks is None:
+        raise InputError("order='rank' needs a rank column, and this run has none",
+                         path=run.source, field="rank")
+    boundary = q[1:] != q[:-1]
+    contiguous = int(boundary.sum()) + 1 == len(run.qid_vocab)
+    if order == "score":
+        in_order = contiguous and not bool(np.any((s[1:] > s[:-1]) & ~boundary))
+    else:
+        r = run.ranks
+        assert r is not None
+        in_order = contiguous and not bool(np.any((r[1:] < r[:-1]) & ~boundary))
+    rows: npt.NDArray[np.int64] | None
+    if in_order:
+        rows = None
+        qs, ss = q, s
+    else:
+        keys: tuple[npt.NDArray[np.generic], ...] = (-s, q)
+        if order == "rank":
+            assert run.ranks is not None
+            keys = (-s, run.ranks, q)
+        rows = np.lexsort(keys).astype(np.int64)
+        qs, ss = q[rows], s[rows]
+        boundary = qs[1:] != qs[:-1]
+    tied = (ss[1:] == ss[:-1]) & ~boundary
+    if order == "rank":
+        rr = run.ranks[rows] if rows is not None else run.ranks  # type: ignore[index]
+        assert rr is not None
+        tied &= rr[1:] == rr[:-1]
+    n_ties = int(tied.sum())
+    if n_ties:
+        rows = _break_ties(run.docids, rows, tied, n)
+    starts = np.concatenate(([0], np.flatnonzero(boundary) + 1)).astype(np.int64)
+    lengths = np.diff(np.concatenate((starts, [n])))
+    positions = np.arange(n, dtype=np.int64) - np.repeat(starts, lengths)
+    return RankedOrder(rows=rows, positions=positions, n_ties=n_ties,
+                       resorted=rows is not None)
+
+
+def _break_ties(
+    docids: pa.Array, rows: npt.NDArray[np.int64] | None, tied: npt.NDArray[np.bool_], n: int
+) -> npt.NDArray[np.int64] | None:
+    """Order each group of tied slots by docid, byte-wise descending."""
+    member = np.zeros(n, dtype=bool)
+    member[:-1] |= tied
+    member[1:] |= tied
+    slots = np.flatnonzero(member)
+    starts_group = np.ones(len(slots), dtype=bool)
+    starts_group[1:] = ~tied[slots[1:] - 1]
+    group = np.cumsum(starts_group)
+    slot_rows = slots if rows is None else rows[slots]
+    words = order_words(docids.take(pa.array(slot_rows)))
+    keys = [~words[:, j] for j in range(words.shape[1] - 1, -1, -1)]
+    within = np.lexsort((*keys, group))
+    if np.array_equal(within, np.arange(len(slots))):
+        return rows
+    out = np.arange(n, dtype=np.int64) if rows is None else rows.copy()
+    out[slots] = slot_rows[within]
+    return out
