@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rankproof._errors import InputError
-from rankproof.data._strings import as_string_array, duplicate_pairs
+from rankproof.data._strings import as_string_array, duplicate_pairs, to_numpy
 
 Dedupe = Literal["first", "max"]
 RowLocator = Any  # callable(row_index) -> (line number or None)
@@ -39,21 +39,21 @@ def _encode_ids(values: pa.Array) -> tuple[npt.NDArray[np.int32], pa.Array]:
         encoded = values
     else:
         encoded = pc.dictionary_encode(values)
-    codes = np.asarray(encoded.indices, dtype=np.int32)
+    codes = to_numpy(encoded.indices).astype(np.int32, copy=False)
     vocab = as_string_array(encoded.dictionary)
     return codes, vocab
 
 
 def _check_ids(values: pa.Array, what: str, source: str | None, locator: RowLocator | None) -> None:
     if values.null_count:
-        row = int(np.flatnonzero(np.asarray(pc.is_null(values)))[0])
+        row = int(np.flatnonzero(to_numpy(pc.is_null(values)))[0])
         raise InputError(f"missing {what}", path=source, line=_locate(locator, row), field=what)
     if pa.types.is_dictionary(values.type):
-        dict_lengths = np.asarray(pc.binary_length(values.dictionary).fill_null(0))
+        dict_lengths = to_numpy(pc.binary_length(values.dictionary))
         if not (dict_lengths == 0).any():
             return
         values = values.dictionary_decode()
-    lengths = np.asarray(pc.binary_length(values).fill_null(0))
+    lengths = to_numpy(pc.binary_length(values))
     if len(lengths) and lengths.min() == 0:
         row = int(np.flatnonzero(lengths == 0)[0])
         raise InputError(f"empty {what}", path=source, line=_locate(locator, row), field=what)
@@ -65,6 +65,19 @@ def _chunk(values: Any) -> pa.Array:
     if isinstance(values, pa.Array):
         return values
     return pa.array(values)
+
+
+def _numeric(values: Any) -> np.ndarray:
+    """A numeric column (Arrow, list or numpy) as numpy."""
+    if isinstance(values, np.ndarray):
+        return values
+    arr = _chunk(values)
+    if arr.null_count:
+        row = int(np.flatnonzero(to_numpy(pc.is_null(arr)))[0])
+        raise InputError(f"missing value at row {row}", line=None)
+    if pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type):
+        return to_numpy(arr)
+    return np.asarray(arr.to_pylist())
 
 
 def _as_ids(values: Any) -> pa.Array:
@@ -124,7 +137,7 @@ class Run:
         """
         qids = _as_ids(qid)
         docids = as_string_array(_as_ids(docid))
-        scores = np.ascontiguousarray(np.asarray(_chunk(score).to_numpy(zero_copy_only=False)),
+        scores = np.ascontiguousarray(np.asarray(_numeric(score)),
                                       dtype=np.float64) if not isinstance(score, np.ndarray) \
             else np.ascontiguousarray(score, dtype=np.float64)
         n = len(scores)
@@ -147,7 +160,7 @@ class Run:
         ranks = None
         if rank is not None:
             ranks = np.ascontiguousarray(
-                rank if isinstance(rank, np.ndarray) else _chunk(rank).to_numpy(zero_copy_only=False),
+                rank if isinstance(rank, np.ndarray) else _numeric(rank),
                 dtype=np.int64,
             )
             if len(ranks) != n:
@@ -272,13 +285,13 @@ def _dedupe_mask(
                       "s": pa.array(scores)})
     if how == "first":
         agg = table.group_by(["q", "d"], use_threads=False).aggregate([("row", "min")])
-        rows = np.asarray(agg.column("row_min"))
+        rows = to_numpy(agg.column("row_min"))
     elif how == "max":
         # Highest score wins; among equal scores, the first row.
         order = np.lexsort((np.arange(len(scores)), -scores))
         table = table.take(pa.array(order))
         agg = table.group_by(["q", "d"], use_threads=False).aggregate([("row", "first")])
-        rows = np.asarray(agg.column("row_first"))
+        rows = to_numpy(agg.column("row_first"))
     else:
         raise ValueError(f"dedupe must be 'first' or 'max', got {how!r}")
     keep = np.zeros(len(scores), dtype=bool)
@@ -317,7 +330,7 @@ class Qrels:
         """Validate and build qrels from parallel columns."""
         qids = _as_ids(qid)
         docids = as_string_array(_as_ids(docid))
-        raw = rel if isinstance(rel, np.ndarray) else _chunk(rel).to_numpy(zero_copy_only=False)
+        raw = rel if isinstance(rel, np.ndarray) else _numeric(rel)
         rels_arr = np.asarray(raw)
         if rels_arr.dtype.kind == "f":
             bad = ~np.isfinite(rels_arr) | (rels_arr != np.round(rels_arr))
@@ -359,7 +372,7 @@ class Qrels:
             rels = rels[keep]
         # Topics in byte order: the order trec_eval prints them in.
         qid_codes, qid_vocab = _compact_vocab(qid_codes, qid_vocab)
-        order = np.asarray(pc.sort_indices(qid_vocab))
+        order = to_numpy(pc.sort_indices(qid_vocab))
         rank = np.empty(len(order), dtype=np.int32)
         rank[order] = np.arange(len(order), dtype=np.int32)
         return cls(

@@ -34,8 +34,8 @@ def as_string_array(values: pa.Array | pa.ChunkedArray) -> pa.Array:
     return values
 
 
-def _word_view(arr: pa.Array) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], np.ndarray]:
-    """Start offsets, lengths and an unaligned uint64 view over ``arr``'s bytes."""
+def _buffers(arr: pa.Array) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], np.ndarray]:
+    """Start offsets, lengths and the raw bytes of a string array (no copy of the bytes)."""
     offset_type = np.int64 if pa.types.is_large_string(arr.type) else np.int32
     bufs = arr.buffers()
     n = len(arr)
@@ -43,13 +43,33 @@ def _word_view(arr: pa.Array) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int
         bufs[1], dtype=offset_type, count=n + 1, offset=arr.offset * np.dtype(offset_type).itemsize
     ).astype(np.int64)
     data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
-    padded = np.zeros(int(offsets[-1]) + 8 if n else 8, dtype=np.uint8)
-    used = data[: int(offsets[-1])] if n else data[:0]
-    padded[: len(used)] = used
-    view = np.ndarray(shape=(len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
-    starts = offsets[:-1]
-    lengths = np.diff(offsets)
-    return starts, lengths, view
+    return offsets[:-1], np.diff(offsets), data
+
+
+def _words_at(data: np.ndarray, starts: npt.NDArray[np.int64]) -> npt.NDArray[np.uint64]:
+    """The little-endian 8-byte word at each byte offset, zero past the end of ``data``.
+
+    Reads through an unaligned strided uint64 view of the buffer; only offsets
+    within 8 bytes of the end go through a small padded copy of the tail.
+    """
+    nd = len(data)
+    out = np.zeros(len(starts), dtype=np.uint64)
+    if nd >= 8:
+        view = np.ndarray(shape=(nd - 7,), dtype="<u8", buffer=data, strides=(1,))
+        safe = starts <= nd - 8
+        if safe.all():
+            return view[starts]
+        out[safe] = view[starts[safe]]
+    else:
+        safe = np.zeros(len(starts), dtype=bool)
+    rest = np.flatnonzero(~safe & (starts < nd))
+    if len(rest):
+        base = max(0, nd - 16)
+        tail = np.zeros(32, dtype=np.uint8)
+        tail[: nd - base] = data[base:]
+        tview = np.ndarray(shape=(25,), dtype="<u8", buffer=tail, strides=(1,))
+        out[rest] = tview[starts[rest] - base]
+    return out
 
 
 def n_words(arr: pa.Array) -> int:
@@ -61,38 +81,44 @@ def n_words(arr: pa.Array) -> int:
     return max(1, (int(longest) + 7) // 8)
 
 
+def _masked_word(data: np.ndarray, starts: npt.NDArray[np.int64],
+                 lengths: npt.NDArray[np.int64], w: int) -> npt.NDArray[np.uint64]:
+    remaining = np.clip(lengths - 8 * w, 0, 8).astype(np.intp)
+    word = _words_at(data, starts + 8 * w)
+    word &= _MASKS[remaining]
+    return word
+
+
 def order_words(arr: pa.Array) -> npt.NDArray[np.uint64]:
     """An ``(n, W)`` uint64 matrix whose row-wise lexicographic order is byte order.
 
     Each row holds the string's bytes big-endian, zero padded. Ids never hold a
-    NUL byte (the readers reject it), so zero padding sorts a prefix before any
-    longer string, as ``strcmp`` does.
+    NUL byte in practice, so zero padding sorts a prefix before any longer
+    string, as ``strcmp`` does.
     """
     arr = as_string_array(arr)
-    starts, lengths, view = _word_view(arr)
+    starts, lengths, data = _buffers(arr)
     width = n_words(arr)
     out = np.empty((len(arr), width), dtype=np.uint64)
     for w in range(width):
-        remaining = np.clip(lengths - 8 * w, 0, 8)
-        word = view[starts + 8 * w] if len(arr) else np.zeros(0, np.uint64)
-        word &= _MASKS[remaining]
-        out[:, w] = word.byteswap()
+        out[:, w] = _masked_word(data, starts, lengths, w).byteswap()
     return out
 
 
 def fingerprints(arr: pa.Array) -> npt.NDArray[np.uint64]:
     """A 64-bit fingerprint per string; exact (injective) for strings of <= 8 bytes."""
     arr = as_string_array(arr)
-    starts, lengths, view = _word_view(arr)
-    width = n_words(arr)
     if len(arr) == 0:
         return np.zeros(0, dtype=np.uint64)
-    h = view[starts] & _MASKS[np.minimum(lengths, 8)]
+    starts, lengths, data = _buffers(arr)
+    width = n_words(arr)
+    h = _masked_word(data, starts, lengths, 0)
     for w in range(1, width):
-        remaining = np.clip(lengths - 8 * w, 0, 8)
-        word = view[starts + 8 * w] & _MASKS[remaining]
         with np.errstate(over="ignore"):
-            h = (h * _MIX) ^ word ^ (lengths.astype(np.uint64) << np.uint64(56))
+            h = (h * _MIX) ^ _masked_word(data, starts, lengths, w)
+    if width > 1:
+        with np.errstate(over="ignore"):
+            h ^= lengths.astype(np.uint64) * np.uint64(0xFF51AFD7ED558CCD)
     return h
 
 
@@ -111,11 +137,12 @@ def duplicate_pairs(
     fp = fingerprints(arr)
     with np.errstate(over="ignore"):
         key = fp ^ (group.astype(np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F))
+    sk = np.sort(key)
+    if not (sk[1:] == sk[:-1]).any():
+        return np.zeros(0, dtype=np.int64)
     order = np.argsort(key, kind="stable")
     sk = key[order]
     same = sk[1:] == sk[:-1]
-    if not same.any():
-        return np.zeros(0, dtype=np.int64)
     # Every true duplicate shares its key with an earlier row, so both rows are
     # among the candidates; confirm exactly on the strings themselves.
     cand = np.unique(np.concatenate([order[1:][same], order[:-1][same]]))
@@ -129,3 +156,45 @@ def duplicate_pairs(
         else:
             seen.add(item)
     return np.array(dups, dtype=np.int64)
+
+
+_NUMPY_TYPES = {
+    pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32, pa.int64(): np.int64,
+    pa.uint8(): np.uint8, pa.uint16(): np.uint16, pa.uint32(): np.uint32,
+    pa.uint64(): np.uint64, pa.float32(): np.float32, pa.float64(): np.float64,
+}
+
+
+def to_numpy(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A null-free numeric or boolean Arrow array as numpy, zero-copy where possible.
+
+    Arrow's own ``to_numpy`` imports pandas on first use (a third of a second);
+    reading the buffers directly avoids that on every CLI start.
+    """
+    if isinstance(values, pa.ChunkedArray):
+        parts = [to_numpy(c) for c in values.chunks]
+        if not parts:
+            dtype = _NUMPY_TYPES.get(values.type, np.float64)
+            return np.zeros(0, dtype=dtype)
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+    if values.null_count:
+        raise ValueError("to_numpy needs an array without nulls")
+    if pa.types.is_boolean(values.type):
+        bits = np.frombuffer(values.buffers()[1], dtype=np.uint8)
+        return np.unpackbits(bits, bitorder="little", count=values.offset + len(values))[
+            values.offset:
+        ].astype(bool)
+    dtype = np.dtype(_NUMPY_TYPES[values.type])
+    return np.frombuffer(values.buffers()[1], dtype=dtype, count=len(values),
+                         offset=values.offset * dtype.itemsize)
+
+
+def to_numpy_filled(values: pa.Array, fill: int) -> np.ndarray:
+    """Like :func:`to_numpy`, with null slots replaced by ``fill``."""
+    if values.null_count == 0:
+        return to_numpy(values)
+    valid = to_numpy(values.is_valid())
+    dtype = np.dtype(_NUMPY_TYPES[values.type])
+    raw = np.frombuffer(values.buffers()[1], dtype=dtype, count=len(values),
+                        offset=values.offset * dtype.itemsize)
+    return np.where(valid, raw, fill)

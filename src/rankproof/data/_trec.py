@@ -29,6 +29,7 @@ import pyarrow.csv as pa_csv
 from rankproof._errors import InputError
 from rankproof.data._io import PathLike, atomic_write, is_gzip, read_bytes
 from rankproof.data._model import Dedupe, Qrels, Run
+from rankproof.data._strings import to_numpy
 
 ExtraColumns = Literal["error", "ignore"]
 
@@ -156,7 +157,7 @@ def read_trec_run(
         try:
             return Run.from_columns(
                 _dict_column(table.column("qid")), table.column("docid"),
-                table.column("score").to_numpy(), table.column("rank").to_numpy(),
+                to_numpy(table.column("score")), to_numpy(table.column("rank")),
                 name=run_name, tag=tag, source=str(path), dedupe=dedupe,
             )
         except InputError:
@@ -197,7 +198,7 @@ def read_trec_qrels(path: PathLike, *, dedupe: Dedupe | None = None) -> Qrels:
         try:
             return Qrels.from_columns(
                 _dict_column(table.column("qid")), table.column("docid"),
-                table.column("rel").to_numpy(), source=str(path), dedupe=dedupe,
+                to_numpy(table.column("rel")), source=str(path), dedupe=dedupe,
             )
         except InputError:
             pass
@@ -212,6 +213,8 @@ def read_trec_qrels(path: PathLike, *, dedupe: Dedupe | None = None) -> Qrels:
         [r[0] for r in rows], [r[2] for r in rows], rels, source=str(path), dedupe=dedupe,
         locator=_locator(lines),
     )
+
+
 
 
 def _is_int(text: str) -> bool:

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rankproof.data._model import Qrels, Run
+from rankproof.data._strings import to_numpy, to_numpy_filled
 from rankproof.measures._kernels import KERNELS, Judged
 from rankproof.measures._measure import Measure, parse_many
 from rankproof.measures._order import Order, ranked_order
@@ -49,7 +50,7 @@ def _judged_doc_index(qrels: Qrels) -> tuple[pa.Array, npt.NDArray[np.int64], np
     """Judged docid vocabulary, and the sorted (topic, doc) keys with their labels."""
     encoded = pc.dictionary_encode(qrels.docids)
     vocab = encoded.dictionary
-    doc_codes = np.asarray(encoded.indices, dtype=np.int64)
+    doc_codes = to_numpy(encoded.indices).astype(np.int64)
     keys = qrels.qid_codes.astype(np.int64) * len(vocab) + doc_codes
     order = np.argsort(keys, kind="stable")
     return vocab, keys[order], qrels.rels[order]
@@ -81,9 +82,9 @@ def evaluate(
 
     n_qrels_topics = len(qrels.qid_vocab)
     # 1. run query id -> qrels topic index (-1: not judged).
-    tmap = np.asarray(
-        pc.index_in(run.qid_vocab, value_set=qrels.qid_vocab).fill_null(-1), dtype=np.int64
-    )
+    tmap = to_numpy_filled(
+        pc.index_in(run.qid_vocab, value_set=qrels.qid_vocab), -1
+    ).astype(np.int64)
     present = np.zeros(n_qrels_topics, dtype=bool)
     present[tmap[tmap >= 0]] = True
     dropped = tuple(v for v, t in zip(run.qid_vocab.to_pylist(), tmap.tolist(), strict=True)
@@ -97,8 +98,8 @@ def evaluate(
     # 3. join run rows to judgments.
     vocab, qkeys, qrels_sorted = _judged_doc_index(qrels)
     doc_hit = pc.index_in(run.docids, value_set=vocab)
-    hit_rows = np.flatnonzero(np.asarray(doc_hit.is_valid()))
-    hit_docs = np.asarray(doc_hit.take(pa.array(hit_rows)), dtype=np.int64)
+    hit_rows = np.flatnonzero(to_numpy(doc_hit.is_valid()))
+    hit_docs = to_numpy(doc_hit.take(pa.array(hit_rows))).astype(np.int64)
     hit_topic = tmap[run.qid_codes[hit_rows]]
     valid = hit_topic >= 0
     hit_rows, hit_docs, hit_topic = hit_rows[valid], hit_docs[valid], hit_topic[valid]
