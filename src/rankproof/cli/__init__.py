@@ -1,1 +1,11 @@
-def main() -> None: ...
+"""The command line: a thin layer that parses arguments, calls the library, renders.
+
+Exit codes: 0 ok, 1 a gate or requested regression check failed, 2 bad input
+or configuration, 3 an internal error.
+"""
+
+from __future__ import annotations
+
+from rankproof.cli._app import app, main
+
+__all__ = ["app", "main"]

@@ -1,0 +1,1 @@
+"""Renderers: turn results into text for terminals, files and CI systems."""

@@ -1,0 +1,51 @@
+"""Flat records (JSON, JSONL, CSV) of per-query results."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from rankproof._version import __version__
+from rankproof.measures import PerQuery
+
+SCHEMA_VERSION = 1
+
+
+def records(results: Sequence[PerQuery], *, per_query: bool) -> Iterator[dict[str, Any]]:
+    """One record per (run, topic, measure), or per (run, measure) with ``topic="all"``."""
+    for pq in results:
+        if per_query:
+            for row, qid in enumerate(pq.qids):
+                for col, m in enumerate(pq.measures):
+                    yield {"run": pq.run_name, "topic": qid, "measure": str(m),
+                           "value": float(pq.values[row, col])}
+        for m in pq.measures:
+            yield {"run": pq.run_name, "topic": "all", "measure": str(m),
+                   "value": pq.aggregate(m)}
+
+
+def to_json(results: Sequence[PerQuery]) -> str:
+    """A versioned JSON document holding every run's per-query values and means."""
+    doc = {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "rankproof", "version": __version__},
+        "runs": [pq.to_dict() for pq in results],
+    }
+    return json.dumps(doc, indent=2)
+
+
+def to_jsonl(results: Sequence[PerQuery], *, per_query: bool) -> str:
+    return "".join(json.dumps(r) + "\n" for r in records(results, per_query=per_query))
+
+
+def to_csv(results: Sequence[PerQuery], *, per_query: bool) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=["run", "topic", "measure", "value"],
+                            lineterminator="\n")
+    writer.writeheader()
+    for r in records(results, per_query=per_query):
+        writer.writerow({**r, "value": repr(r["value"])})
+    return buf.getvalue()

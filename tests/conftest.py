@@ -1,0 +1,23 @@
+"""Shared fixtures: the real test data lives beside the repository, in ../shared/data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """``../shared/data`` (CI lays it beside the clone); a missing folder is an error, not a skip."""
+    if not SHARED_DATA.is_dir():
+        raise RuntimeError(f"test data not found at {SHARED_DATA}; it must sit beside the repo")
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def trec_eval_tests(shared_data: Path) -> Path:
+    return shared_data / "trec_eval_tests"
