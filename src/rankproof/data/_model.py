@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rankproof._errors import InputError
-from rankproof.data._strings import as_string_array, duplicate_pairs, to_numpy
+from rankproof.data._strings import as_string_array, duplicate_pairs, find_bytes, to_numpy
 
 Dedupe = Literal["first", "max"]
 RowLocator = Any  # callable(row_index) -> (line number or None)
@@ -49,14 +49,29 @@ def _check_ids(values: pa.Array, what: str, source: str | None, locator: RowLoca
         row = int(np.flatnonzero(to_numpy(pc.is_null(values)))[0])
         raise InputError(f"missing {what}", path=source, line=_locate(locator, row), field=what)
     if pa.types.is_dictionary(values.type):
-        dict_lengths = to_numpy(pc.binary_length(values.dictionary))
-        if not (dict_lengths == 0).any():
+        if _first_bad_id(values.dictionary) is None:
             return
         values = values.dictionary_decode()
+    bad = _first_bad_id(values)
+    if bad is not None:
+        row, problem = bad
+        raise InputError(problem.format(what=what), path=source, line=_locate(locator, row),
+                         field=what)
+
+
+def _first_bad_id(values: pa.Array) -> tuple[int, str] | None:
+    """The first empty id or id holding a NUL byte, with a message template.
+
+    NUL is rejected because the tie-breaking key (``order_words``) pads ids
+    with zero bytes: an id with a NUL would compare as equal to its prefix.
+    """
     lengths = to_numpy(pc.binary_length(values))
     if len(lengths) and lengths.min() == 0:
-        row = int(np.flatnonzero(lengths == 0)[0])
-        raise InputError(f"empty {what}", path=source, line=_locate(locator, row), field=what)
+        return int(np.flatnonzero(lengths == 0)[0]), "empty {what}"
+    row = find_bytes(values, b"\x00")
+    if row is not None:
+        return row, "{what} contains a NUL byte"
+    return None
 
 
 def _chunk(values: Any) -> pa.Array:
@@ -393,13 +408,13 @@ class Qrels:
                     f"expected a mapping of docid to relevance, found {type(docs).__name__}",
                     field=f"{q}",
                 )
-            for d, r in docs.items():
+            for d, value in docs.items():
+                r: object = value
+                if isinstance(r, float) and r.is_integer():
+                    r = int(r)
                 if isinstance(r, bool) or not isinstance(r, int | np.integer):
-                    if isinstance(r, float) and r.is_integer():
-                        r = int(r)
-                    else:
-                        raise InputError(f"relevance must be an integer, found {r!r}",
-                                         field=f"{q}/{d}")
+                    raise InputError(f"relevance must be an integer, found {value!r}",
+                                     field=f"{q}/{d}")
                 qids.append(str(q))
                 docids.append(str(d))
                 rels.append(int(r))

@@ -93,8 +93,8 @@ def order_words(arr: pa.Array) -> npt.NDArray[np.uint64]:
     """An ``(n, W)`` uint64 matrix whose row-wise lexicographic order is byte order.
 
     Each row holds the string's bytes big-endian, zero padded. Ids never hold a
-    NUL byte in practice, so zero padding sorts a prefix before any longer
-    string, as ``strcmp`` does.
+    NUL byte (``Run`` and ``Qrels`` reject it), so zero padding sorts a prefix
+    before any longer string, as ``strcmp`` does.
     """
     arr = as_string_array(arr)
     starts, lengths, data = _buffers(arr)
@@ -158,7 +158,7 @@ def duplicate_pairs(
     return np.array(dups, dtype=np.int64)
 
 
-_NUMPY_TYPES = {
+_NUMPY_TYPES: dict[pa.DataType, type[np.generic]] = {
     pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32, pa.int64(): np.int64,
     pa.uint8(): np.uint8, pa.uint16(): np.uint16, pa.uint32(): np.uint32,
     pa.uint64(): np.uint64, pa.float32(): np.float32, pa.float64(): np.float64,
@@ -184,7 +184,7 @@ def to_numpy(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
         return np.unpackbits(bits, bitorder="little", count=values.offset + len(values))[
             values.offset:
         ].astype(bool)
-    dtype = np.dtype(_NUMPY_TYPES[values.type])
+    dtype: np.dtype[np.generic] = np.dtype(_NUMPY_TYPES[values.type])
     return np.frombuffer(values.buffers()[1], dtype=dtype, count=len(values),
                          offset=values.offset * dtype.itemsize)
 
@@ -198,3 +198,26 @@ def to_numpy_filled(values: pa.Array, fill: int) -> np.ndarray:
     raw = np.frombuffer(values.buffers()[1], dtype=dtype, count=len(values),
                         offset=values.offset * dtype.itemsize)
     return np.where(valid, raw, fill)
+
+
+def find_bytes(values: pa.Array | pa.ChunkedArray, needles: bytes) -> int | None:
+    """Index of the first string that holds any byte of ``needles``, or None.
+
+    Readers and writers use it to keep ids that a format cannot carry (a tab
+    in a TSV field, whitespace in a TREC column, a NUL byte anywhere) out of
+    the data. One ``bytes.find`` per needle over the whole character buffer
+    runs at memory speed, where an Arrow regex over millions of ids costs the
+    better part of a second. Null slots must have been rejected beforehand.
+    """
+    arr = as_string_array(values)
+    if len(arr) == 0:
+        return None
+    starts, lengths, data = _buffers(arr)
+    lo = int(starts[0])
+    hi = int(starts[-1] + lengths[-1])
+    blob = data[lo:hi].tobytes()
+    hits = [pos for byte in needles if (pos := blob.find(bytes((byte,)))) >= 0]
+    if not hits:
+        return None
+    first = min(hits) + lo
+    return int(np.searchsorted(starts, first, side="right")) - 1

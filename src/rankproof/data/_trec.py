@@ -17,6 +17,7 @@ careful path, which either succeeds or raises the precise `InputError`.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -29,12 +30,23 @@ import pyarrow.csv as pa_csv
 from rankproof._errors import InputError
 from rankproof.data._io import PathLike, atomic_write, is_gzip, read_bytes
 from rankproof.data._model import Dedupe, Qrels, Run
-from rankproof.data._strings import to_numpy
+from rankproof.data._strings import find_bytes, to_numpy
 
 ExtraColumns = Literal["error", "ignore"]
 
 _RUN_COLUMNS = ("qid", "Q0", "docid", "rank", "score", "tag")
 _QRELS_COLUMNS = ("qid", "iter", "docid", "rel")
+_BOM = b"\xef\xbb\xbf"
+# Every byte the careful path splits fields on (``bytes.split()``).
+_WHITESPACE = b" \t\n\r\x0b\x0c"
+# The number syntax both paths accept (Arrow's parser is the narrower one:
+# Python's ``float`` would also take ``1_000`` or non-ASCII digits).
+_FLOAT = re.compile(
+    r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|infinity|nan)",
+    re.IGNORECASE | re.ASCII,
+)
+_INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_INT64_MAX = 2**63 - 1
 
 
 def _first_line(path: PathLike) -> bytes:
@@ -47,7 +59,9 @@ def _first_line(path: PathLike) -> bytes:
         return fh.readline(1 << 16)
 
 
-def _fast_table(path: PathLike, names: Sequence[str], types: dict[str, pa.DataType]) -> pa.Table | None:
+def _fast_table(
+    path: PathLike, names: Sequence[str], types: dict[str, pa.DataType]
+) -> pa.Table | None:
     """Parse with Arrow, or return None when the file needs the careful path."""
     head = _first_line(path)
     if not head.strip() or head.lstrip().startswith(b"#"):
@@ -63,28 +77,50 @@ def _fast_table(path: PathLike, names: Sequence[str], types: dict[str, pa.DataTy
         source: Any = str(path)
         if is_gzip(path):
             source = pa.input_stream(str(path), compression="gzip")
-        return pa_csv.read_csv(
+        # Every column is read (the unused ones dictionary-encoded, which is
+        # cheap) so that Arrow validates their UTF-8 as the careful path does.
+        column_types = {n: types.get(n, pa.dictionary(pa.int32(), pa.string())) for n in names}
+        table = pa_csv.read_csv(
             source,
             read_options=pa_csv.ReadOptions(column_names=list(names), block_size=16 << 20),
             parse_options=pa_csv.ParseOptions(
                 delimiter=delimiter, quote_char=False, escape_char=False, double_quote=False
             ),
             convert_options=pa_csv.ConvertOptions(
-                column_types=types, include_columns=list(types), strings_can_be_null=False,
-                quoted_strings_can_be_null=False, null_values=[],
+                column_types=column_types, include_columns=list(names),
+                strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[],
             ),
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError, OSError):
         return None
+    table = table.unify_dictionaries()
+    return table if _fast_agrees(table) else None
 
 
-def _has_comment_ids(qids: pa.ChunkedArray) -> bool:
-    """A qid beginning with '#' means a comment line slipped through as a row."""
-    for chunk in qids.chunks:
-        vocab = chunk.dictionary if pa.types.is_dictionary(chunk.type) else pc.unique(chunk)
+def _fast_agrees(table: pa.Table) -> bool:
+    """Whether Arrow's split of the file is the one the careful path would make.
+
+    Arrow splits on one delimiter only, so a field holding another kind of
+    whitespace (a tab in a space-separated file) would survive inside an id
+    where the careful path splits it; and a qid beginning with '#' is a
+    comment line, which the careful path skips.
+    """
+    for name in table.column_names:
+        col = table.column(name)
+        if pa.types.is_dictionary(col.type):
+            chunks = [col.chunk(0).dictionary] if col.num_chunks else []
+        elif pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            chunks = list(col.chunks)
+        else:
+            continue
+        if any(find_bytes(chunk, _WHITESPACE) is not None for chunk in chunks):
+            return False
+    qids = table.column("qid")
+    if qids.num_chunks:
+        vocab = qids.chunk(0).dictionary
         if len(vocab) and pc.any(pc.starts_with(vocab, "#")).as_py():
-            return True
-    return False
+            return False
+    return True
 
 
 class _Lines:
@@ -97,12 +133,15 @@ class _Lines:
 
     def rows(self) -> tuple[list[list[str]], list[int]]:
         data = read_bytes(self.path)
+        if data.startswith(_BOM):  # Arrow skips a UTF-8 byte-order mark too
+            data = data[len(_BOM):]
         if not data.strip():
             raise InputError("the file is empty", path=self.path)
         rows: list[list[str]] = []
         lines: list[int] = []
         want = len(self.names)
-        for lineno, raw in enumerate(data.split(b"\n"), 1):
+        # splitlines: a lone CR ends a line for Arrow as well.
+        for lineno, raw in enumerate(data.splitlines(), 1):
             stripped = raw.strip()
             if not stripped or stripped.startswith(b"#"):
                 continue
@@ -152,8 +191,7 @@ def read_trec_run(
     types = {"qid": pa.dictionary(pa.int32(), pa.string()), "docid": pa.string(),
              "rank": pa.int64(), "score": pa.float64()}
     table = _fast_table(path, _RUN_COLUMNS, types)
-    if table is not None and not _has_comment_ids(table.column("qid")):
-        table = table.unify_dictionaries()
+    if table is not None:
         try:
             return Run.from_columns(
                 _dict_column(table.column("qid")), table.column("docid"),
@@ -163,24 +201,29 @@ def read_trec_run(
         except InputError:
             pass  # the careful path below reports it with its line number
     rows, lines = _Lines(path, _RUN_COLUMNS, extra_columns).rows()
+    if tag is None:  # the first line was a comment: the first data line has the tag
+        tag = rows[0][5]
     scores = np.empty(len(rows), dtype=np.float64)
     for i, row in enumerate(rows):
-        try:
-            scores[i] = float(row[4])
-        except ValueError:
+        value = _parse_float(row[4])
+        if value is None:
             raise InputError(f"score must be a number, found {row[4]!r}", path=str(path),
-                             line=lines[i], field="score") from None
-        if not math.isfinite(scores[i]):
+                             line=lines[i], field="score")
+        if not math.isfinite(value):
             raise InputError(f"score must be a finite number, found {row[4]!r}",
                              path=str(path), line=lines[i], field="score")
+        scores[i] = value
     notes: tuple[str, ...] = ()
-    ranks: np.ndarray | None
-    try:
-        ranks = np.array([int(row[3]) for row in rows], dtype=np.int64)
-    except ValueError:
-        bad = next(i for i, row in enumerate(rows) if not _is_int(row[3]))
-        ranks = None
-        notes = (f"rank column is not an integer at line {lines[bad]}; order='rank' unavailable",)
+    parsed = np.empty(len(rows), dtype=np.int64)
+    ranks: np.ndarray | None = parsed
+    for i, row in enumerate(rows):
+        rank = _parse_int(row[3])
+        if rank is None:
+            ranks = None
+            notes = (f"rank column is not an integer at line {lines[i]}; "
+                     "order='rank' unavailable",)
+            break
+        parsed[i] = rank
     return Run.from_columns(
         [r[0] for r in rows], [r[2] for r in rows], scores, ranks,
         name=run_name, tag=tag, source=str(path), dedupe=dedupe, locator=_locator(lines),
@@ -193,8 +236,7 @@ def read_trec_qrels(path: PathLike, *, dedupe: Dedupe | None = None) -> Qrels:
     types = {"qid": pa.dictionary(pa.int32(), pa.string()), "docid": pa.string(),
              "rel": pa.int64()}
     table = _fast_table(path, _QRELS_COLUMNS, types)
-    if table is not None and not _has_comment_ids(table.column("qid")):
-        table = table.unify_dictionaries()
+    if table is not None:
         try:
             return Qrels.from_columns(
                 _dict_column(table.column("qid")), table.column("docid"),
@@ -205,24 +247,28 @@ def read_trec_qrels(path: PathLike, *, dedupe: Dedupe | None = None) -> Qrels:
     rows, lines = _Lines(path, _QRELS_COLUMNS, "error").rows()
     rels = np.empty(len(rows), dtype=np.int64)
     for i, row in enumerate(rows):
-        if not _is_int(row[3]):
+        rel = _parse_int(row[3])
+        if rel is None:
             raise InputError(f"relevance must be an integer, found {row[3]!r}",
                              path=str(path), line=lines[i], field="rel")
-        rels[i] = int(row[3])
+        rels[i] = rel
     return Qrels.from_columns(
         [r[0] for r in rows], [r[2] for r in rows], rels, source=str(path), dedupe=dedupe,
         locator=_locator(lines),
     )
 
 
+def _parse_float(text: str) -> float | None:
+    """``float(text)`` for the syntax Arrow's fast path also accepts, else None."""
+    return float(text) if _FLOAT.fullmatch(text) else None
 
 
-def _is_int(text: str) -> bool:
-    try:
-        int(text)
-    except ValueError:
-        return False
-    return True
+def _parse_int(text: str) -> int | None:
+    """An integer that fits in int64, else None (never an ``OverflowError``)."""
+    if not _INT.fullmatch(text):
+        return None
+    value = int(text)
+    return value if -_INT64_MAX - 1 <= value <= _INT64_MAX else None
 
 
 def _dict_column(col: pa.ChunkedArray) -> pa.Array:
@@ -257,17 +303,41 @@ def _format_score(value: float) -> str:
     return repr(float(value))
 
 
+def _check_trec_ids(qid_vocab: pa.Array, docids: pa.Array, path: PathLike) -> None:
+    """Refuse ids that would not read back: TREC columns are whitespace-separated,
+    and a line whose qid starts with '#' is a comment."""
+    for what, values in (("qid", qid_vocab), ("docid", docids)):
+        row = find_bytes(values, _WHITESPACE)
+        if row is not None:
+            raise InputError(
+                f"{what} {values[row].as_py()!r} contains whitespace, which the TREC format "
+                "cannot hold", path=str(path), field=what,
+            )
+    hashed = pc.starts_with(qid_vocab, "#")
+    if len(qid_vocab) and pc.any(hashed).as_py():
+        bad = qid_vocab.filter(hashed)[0].as_py()
+        raise InputError(f"qid {bad!r} starts with '#', which TREC readers take for a comment",
+                         path=str(path), field="qid")
+
+
 def write_trec_run(run: Run, path: PathLike, *, tag: str | None = None) -> None:
-    """Write ``run`` in TREC format, ranked by trec_eval's order, atomically."""
+    """Write ``run`` in TREC format, ranked by trec_eval's order, atomically.
+
+    Everything is validated before the first byte is written: ids and the tag
+    must survive a whitespace split (see ``_check_trec_ids``).
+    """
     from rankproof.measures._order import ranked_order
 
-    order = ranked_order(run)
     run_tag = tag or run.tag or run.name
-    if any(c.isspace() for c in run_tag):
-        raise InputError(f"run tag must not contain whitespace: {run_tag!r}", field="tag")
-    qids = run.qids().take(pa.array(order.rows)).to_pylist()
-    docids = run.docids.take(pa.array(order.rows)).to_pylist()
-    scores = run.scores[order.rows].tolist()
+    if not run_tag or any(c.isspace() for c in run_tag):
+        raise InputError(f"run tag must be non-empty and free of whitespace: {run_tag!r}",
+                         path=str(path), field="tag")
+    _check_trec_ids(run.qid_vocab, run.docids, path)
+    order = ranked_order(run)
+    rows = pa.array(order.row_ids(len(run)))
+    qids = run.qids().take(rows).to_pylist()
+    docids = run.docids.take(rows).to_pylist()
+    scores = run.scores[order.row_ids(len(run))].tolist()
     ranks = (order.positions + 1).tolist()
     with atomic_write(path) as fh:
         for q, d, r, s in zip(qids, docids, ranks, scores, strict=True):
@@ -276,6 +346,7 @@ def write_trec_run(run: Run, path: PathLike, *, tag: str | None = None) -> None:
 
 def write_trec_qrels(qrels: Qrels, path: PathLike) -> None:
     """Write ``qrels`` in TREC format (``qid 0 docid rel``), atomically."""
+    _check_trec_ids(qrels.qid_vocab, qrels.docids, path)
     table = qrels.to_arrow()
     with atomic_write(path) as fh:
         for q, d, r in zip(table.column("qid").to_pylist(), table.column("docid").to_pylist(),
