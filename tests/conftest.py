@@ -12,7 +12,7 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    """``../shared/data`` (CI lays it beside the clone); a missing folder is an error, not a skip."""
+    """``../shared/data`` (CI lays it beside the clone); missing is an error, not a skip."""
     if not SHARED_DATA.is_dir():
         raise RuntimeError(f"test data not found at {SHARED_DATA}; it must sit beside the repo")
     return SHARED_DATA

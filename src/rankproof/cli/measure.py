@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 
 import typer
@@ -17,7 +17,7 @@ from rankproof.render import records, table
 from rankproof.render.trec import trec_lines
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     table = "table"
     trec = "trec"
     json = "json"
@@ -25,17 +25,17 @@ class Format(str, Enum):
     csv = "csv"
 
 
-class Topics(str, Enum):
+class Topics(StrEnum):
     complete = "complete"
     intersection = "intersection"
 
 
-class OrderBy(str, Enum):
+class OrderBy(StrEnum):
     score = "score"
     rank = "rank"
 
 
-class DedupeOpt(str, Enum):
+class DedupeOpt(StrEnum):
     first = "first"
     max = "max"
 
@@ -104,7 +104,7 @@ def measure(
         run = read_trec_run(path, dedupe=dedupe_value,  # type: ignore[arg-type]
                             extra_columns="ignore" if allow_extra_columns else "error")
         results.append(evaluate(qrels_obj, run, selected, rel_level=rel_level,
-                                topics=topics.value, order=order.value))  # type: ignore[arg-type]
+                                topics=topics.value, order=order.value))
     for pq in results:
         for caveat in table.caveats(pq):
             err_console.print(f"[yellow]note[/] ({pq.run_name}): {caveat}")

@@ -8,7 +8,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -30,7 +30,9 @@ def read_bytes(path: PathLike) -> bytes:
 
 
 @contextlib.contextmanager
-def atomic_write(path: PathLike, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:  # type: ignore[type-arg]
+def atomic_write(
+    path: PathLike, mode: str = "w", encoding: str | None = "utf-8"
+) -> Iterator[IO[Any]]:
     """Write to a temporary file beside ``path``, then rename it into place.
 
     A failure part-way leaves ``path`` untouched and no temporary file behind.
@@ -43,8 +45,8 @@ def atomic_write(path: PathLike, mode: str = "w", encoding: str | None = "utf-8"
         if target.suffix == ".gz":
             os.close(fd)
             gz_mode = mode if "b" in mode else mode.replace("w", "wt")
-            with gzip.open(tmp, gz_mode, encoding=None if "b" in mode else encoding) as fh:
-                yield fh
+            with gzip.open(tmp, gz_mode, encoding=None if "b" in mode else encoding) as gz:
+                yield gz  # type: ignore[misc]
         else:
             with open(fd, mode, encoding=None if "b" in mode else encoding, newline="") as fh:
                 yield fh

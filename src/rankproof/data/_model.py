@@ -35,10 +35,7 @@ def _locate(locator: RowLocator | None, row: int) -> int | None:
 
 def _encode_ids(values: pa.Array) -> tuple[npt.NDArray[np.int32], pa.Array]:
     """Dictionary-encode ids; the vocabulary is kept in first-seen order."""
-    if pa.types.is_dictionary(values.type):
-        encoded = values
-    else:
-        encoded = pc.dictionary_encode(values)
+    encoded = values if pa.types.is_dictionary(values.type) else pc.dictionary_encode(values)
     codes = to_numpy(encoded.indices).astype(np.int32, copy=False)
     vocab = as_string_array(encoded.dictionary)
     return codes, vocab

@@ -174,8 +174,7 @@ def to_numpy(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     if isinstance(values, pa.ChunkedArray):
         parts = [to_numpy(c) for c in values.chunks]
         if not parts:
-            dtype = _NUMPY_TYPES.get(values.type, np.float64)
-            return np.zeros(0, dtype=dtype)
+            return np.zeros(0, dtype=_NUMPY_TYPES.get(values.type, np.float64))
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
     if values.null_count:
         raise ValueError("to_numpy needs an array without nulls")

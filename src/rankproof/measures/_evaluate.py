@@ -13,7 +13,6 @@ Steps, none of which loops over topics in Python:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -30,7 +29,9 @@ from rankproof.measures._perquery import PerQuery, TopicPolicy
 DEFAULT_MEASURES: tuple[str, ...] = ("nDCG@10", "RR@10", "AP", "R@100", "P@10")
 
 
-def resolve_measures(measures: Iterable[str | Measure] | str | Measure | None) -> tuple[Measure, ...]:
+def resolve_measures(
+    measures: Iterable[str | Measure] | str | Measure | None,
+) -> tuple[Measure, ...]:
     """Parse measure spellings into unique Measures, keeping the given order."""
     if measures is None:
         measures = DEFAULT_MEASURES
@@ -46,7 +47,9 @@ def resolve_measures(measures: Iterable[str | Measure] | str | Measure | None) -
     return tuple(out)
 
 
-def _judged_doc_index(qrels: Qrels) -> tuple[pa.Array, npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+def _judged_doc_index(
+    qrels: Qrels,
+) -> tuple[pa.Array, npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Judged docid vocabulary, and the sorted (topic, doc) keys with their labels."""
     encoded = pc.dictionary_encode(qrels.docids)
     vocab = encoded.dictionary

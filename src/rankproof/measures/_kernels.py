@@ -91,6 +91,15 @@ def _positions_within(topic: I64) -> I64:
     return np.arange(n, dtype=np.int64) - np.repeat(starts, lengths)
 
 
+def _topic_offsets(topic: I64, values: I64) -> tuple[I64, I64]:
+    """``values`` at the first element of each run of equal topics, and the run lengths."""
+    if len(topic) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], topic[1:] != topic[:-1])))
+    lengths = np.diff(np.concatenate((starts, [len(topic)])))
+    return values[starts], lengths
+
+
 def _gain(rel: I64, gain: str | None) -> F64:
     r = rel.astype(np.float64)
     return np.exp2(r) - 1.0 if gain == "exp" else r
@@ -166,10 +175,7 @@ def bpref(j: Judged, m: Measure) -> F64:
     nonrel = (r < level).astype(np.int64)
     # Non-relevant documents ranked above each row, within its topic.
     csum = np.cumsum(nonrel)
-    starts = np.flatnonzero(np.concatenate(([True], t[1:] != t[:-1]))) if len(t) else np.zeros(0, np.int64)
-    lengths = np.diff(np.concatenate((starts, [len(t)])))
-    before_topic = np.repeat(csum[starts] - nonrel[starts], lengths) if len(t) else csum
-    above = csum - before_topic
+    above = csum - np.repeat(*_topic_offsets(t, csum - nonrel))
     is_rel = r >= level
     num_rel = j.num_rel(level)
     num_nonrel = j.num_nonrel(level)

@@ -185,7 +185,7 @@ def parse_many(spec: str | Measure) -> tuple[Measure, ...]:
             if measure not in seen:
                 seen.append(measure)
         return tuple(seen)
-    if text.lower() in _TREC_CUT and text.lower() != "p" or text in ("P",):
+    if text == "P" or (text.lower() in _TREC_CUT and text.lower() != "p"):
         fam = _TREC_CUT[text.lower()]
         return tuple(Measure(fam, cutoff=k) for k in family(fam).trec_default_cutoffs)
     return (parse(text),)
