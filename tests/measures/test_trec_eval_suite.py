@@ -14,7 +14,6 @@ import pytest
 from typer.testing import CliRunner
 
 from rankproof.cli import app
-from rankproof.cli import measure as _measure  # noqa: F401  (registers the command)
 
 # (expected output, trec_eval arguments, our extra CLI options)
 CASES = [

@@ -6,6 +6,7 @@ or configuration, 3 an internal error.
 
 from __future__ import annotations
 
+from rankproof.cli import measure as _measure  # noqa: F401  (registers the command)
 from rankproof.cli._app import app, main
 
 __all__ = ["app", "main"]

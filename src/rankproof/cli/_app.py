@@ -67,8 +67,6 @@ def _root(
 
 def main() -> None:
     """Console-script entry point."""
-    from rankproof.cli import measure  # noqa: F401  (registers the command)
-
     try:
         app()
     except SystemExit:

@@ -1,0 +1,5 @@
+"""``python -m rankproof`` runs the command line."""
+
+from rankproof.cli import main
+
+main()
