@@ -1,0 +1,66 @@
+"""Statistics: paired tests, intervals, multiple-comparison corrections, effect sizes, power.
+
+Pure functions over per-query scores. Inputs are ``{qid: score}`` mappings
+(paired by query id), :class:`~rankproof.measures.PerQuery` with a measure,
+or equal-length arrays (positional). Every result is a frozen dataclass with
+``to_dict()``/``to_json()``, and every random procedure takes a ``seed``
+(recorded) and is independent of chunking and query order.
+
+The default comparison is :func:`paired_test` with the sign-flip
+:func:`randomization_test`; :func:`paired_t` is reported beside it;
+:func:`bootstrap_ci` gives the interval; :func:`correct` adjusts a family of
+p-values (Holm by default). :func:`wilcoxon` and :func:`sign_test` exist for
+comparison with other tools, never as defaults.
+"""
+
+from rankproof.stats._bootstrap import BootstrapResult, bootstrap_ci
+from rankproof.stats._correct import correct
+from rankproof.stats._paired import PairedResult, paired_test
+from rankproof.stats._parametric import (
+    SignTestResult,
+    TTestResult,
+    WilcoxonResult,
+    paired_t,
+    sign,
+    sign_test,
+    wilcoxon,
+)
+from rankproof.stats._power import (
+    DetectionTable,
+    SimulatedPower,
+    detection_table,
+    power,
+    queries_needed,
+    simulated_power,
+)
+from rankproof.stats._randomization import RandomizationResult, randomization_test
+from rankproof.stats._tukey import PairComparison, TukeyHSDResult, tukey_hsd_randomized
+from rankproof.stats._validate import PairedScores, paired_scores
+
+__all__ = [
+    "BootstrapResult",
+    "DetectionTable",
+    "PairComparison",
+    "PairedResult",
+    "PairedScores",
+    "RandomizationResult",
+    "SignTestResult",
+    "SimulatedPower",
+    "TTestResult",
+    "TukeyHSDResult",
+    "WilcoxonResult",
+    "bootstrap_ci",
+    "correct",
+    "detection_table",
+    "paired_scores",
+    "paired_t",
+    "paired_test",
+    "power",
+    "queries_needed",
+    "randomization_test",
+    "sign",
+    "sign_test",
+    "simulated_power",
+    "tukey_hsd_randomized",
+    "wilcoxon",
+]

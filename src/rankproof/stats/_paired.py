@@ -1,0 +1,227 @@
+"""`paired_test`: one call that fills every number a comparison reports."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from rankproof._errors import InputError
+from rankproof.measures import Measure
+from rankproof.stats._bootstrap import _bootstrap, bootstrap_means
+from rankproof.stats._parametric import sign_test, t_interval, wilcoxon
+from rankproof.stats._power import _power, _queries_needed
+from rankproof.stats._randomization import TIE_RTOL, sign_flip_count
+from rankproof.stats._results import Result
+from rankproof.stats._validate import (
+    Alternative,
+    FloatArray,
+    Scores,
+    check_alternative,
+    check_batch,
+    check_choice,
+    check_int,
+    check_probability,
+    check_seed,
+    paired_scores,
+)
+
+TestName = Literal["randomization", "t", "bootstrap", "wilcoxon", "sign"]
+TESTS: tuple[str, ...] = ("randomization", "t", "bootstrap", "wilcoxon", "sign")
+CIMethod = Literal["t", "percentile", "studentized"]
+CI_METHODS: tuple[str, ...] = ("t", "percentile", "studentized")
+
+#: Power and queries-needed in a PairedResult are for this two-sided level and target.
+POWER_ALPHA = 0.05
+POWER_TARGET = 0.8
+
+
+@dataclass(frozen=True)
+class PairedResult(Result):
+    """Everything one paired comparison of system a against system b reports.
+
+    With per-query differences ``d = a − b`` over ``n`` queries:
+
+    * ``mean_a``, ``mean_b``; ``difference = mean(d) = mean_a − mean_b``;
+      ``relative_difference = difference / mean_b`` (None when ``mean_b``
+      is 0).
+    * ``ci_low``/``ci_high``: a two-sided ``confidence_level`` interval for
+      ``difference`` by ``ci_method`` ("t", "percentile" or "studentized"
+      bootstrap), whatever ``alternative`` the test used.
+    * ``p_value`` of ``test`` against ``alternative``; ``statistic`` is the
+      test's own statistic (mean difference for randomization and
+      bootstrap, t, Wilcoxon's W, or the number of wins for the sign test).
+    * ``resamples``/``seed``: what the resampling (test or bootstrap
+      interval) used; None when nothing was random. ``exact`` is True when
+      the randomization test enumerated all ``2^n`` sign vectors instead
+      of drawing ``resamples`` of them (because ``2^n ≤ resamples``).
+    * ``wins``/``ties``/``losses``: queries with ``d > 0``, ``d == 0``,
+      ``d < 0``.
+    * ``effect_size`` ``d_z = mean(d) / sd(d)`` (``ddof=1``; None when the
+      SD is 0 or ``n < 2``).
+    * ``power``: the chance a two-sided level-0.05 test detects a true
+      difference as large as the observed one, with the observed SD
+      (normal approximation — an optimistic *post hoc* figure, useful to
+      judge whether a non-significant result could have been significant).
+      ``queries_needed``: queries for 80% such power. Both None when the SD
+      or the difference is 0.
+    """
+
+    n: int
+    mean_a: float
+    mean_b: float
+    difference: float
+    relative_difference: float | None
+    ci_low: float
+    ci_high: float
+    ci_method: str
+    confidence_level: float
+    p_value: float
+    statistic: float
+    test: str
+    alternative: str
+    resamples: int | None
+    seed: int | None
+    exact: bool
+    wins: int
+    ties: int
+    losses: int
+    effect_size: float | None
+    power: float | None
+    queries_needed: int | None
+    measure: str | None = None
+
+    def significant(self, alpha: float = 0.05) -> bool:
+        """``p_value ≤ alpha`` (uncorrected; see :func:`correct` for families of tests)."""
+        return self.p_value <= check_probability(alpha, "alpha")
+
+
+def paired_test(
+    a: Scores,
+    b: Scores,
+    test: TestName = "randomization",
+    *,
+    measure: str | Measure | None = None,
+    alternative: Alternative = "two-sided",
+    confidence_level: float = 0.95,
+    ci_method: CIMethod | None = None,
+    resamples: int = 10_000,
+    seed: int = 0,
+    batch: int | None = None,
+) -> PairedResult:
+    """Compare system a with system b on the same queries, and report everything.
+
+    ``test`` picks the p-value: "randomization" (default; sign-flip on the
+    mean difference), "t" (paired t-test), "bootstrap" (the bootstrap
+    distribution of the mean difference, recentred at 0 under the null:
+    ``p = (r + 1)/(B + 1)`` with ``r`` the resampled deviations at least as
+    extreme as the observed difference), "wilcoxon" or "sign" (available
+    for comparison; they test another null, see their docstrings).
+
+    The interval is the t-interval for ``test="t"`` and the percentile
+    bootstrap otherwise, unless ``ci_method`` says otherwise. It is always
+    two-sided. The same ``seed`` drives both the test and the bootstrap
+    interval; ``batch`` only bounds memory.
+    """
+    pairs = paired_scores(a, b, measure)
+    test = check_choice(test, "test", TESTS)  # type: ignore[assignment]
+    alternative = check_alternative(alternative)
+    confidence_level = check_probability(confidence_level, "confidence_level")
+    if ci_method is None:
+        ci_method = "t" if test == "t" else "percentile"
+    ci_method = check_choice(ci_method, "ci_method", CI_METHODS)  # type: ignore[assignment]
+    resamples = check_int(resamples, "resamples", 1)
+    seed = check_seed(seed)
+    batch = check_batch(batch)
+    n = pairs.n
+    if n < 2 and (test == "t" or ci_method in ("t", "studentized")):
+        raise InputError(f"the t-test and t/studentized intervals need at least 2 queries; got {n}")
+
+    d = pairs.differences
+    mean_d = float(d.mean())
+    mean_a, mean_b = float(pairs.a.mean()), float(pairs.b.mean())
+    sd = float(d.std(ddof=1)) if n > 1 else math.nan
+    wins = int(np.count_nonzero(d > 0))
+    losses = int(np.count_nonzero(d < 0))
+    random = False
+    exact = False
+
+    if ci_method == "t":
+        _, _, _, ci_low, ci_high = t_interval(d, "two-sided", confidence_level)
+        boot = None
+    else:
+        boot = _bootstrap(d, ci_method, confidence_level, resamples, seed, batch, pairs.measure)
+        ci_low, ci_high = boot.ci_low, boot.ci_high
+        random = True
+
+    if test == "randomization":
+        count, total, exact = sign_flip_count(d, alternative, resamples, seed, batch)
+        p = count / total if exact else (count + 1) / (total + 1)
+        statistic = mean_d
+        random = True
+    elif test == "t":
+        statistic, p, _, _, _ = t_interval(d, alternative, confidence_level)
+    elif test == "bootstrap":
+        p = _bootstrap_p(d, mean_d, alternative, resamples, seed, batch)
+        statistic = mean_d
+        random = True
+    elif test == "wilcoxon":
+        w = wilcoxon(pairs.a, pairs.b, alternative=alternative)
+        statistic, p = w.statistic, w.p_value
+    else:
+        s = sign_test(pairs.a, pairs.b, alternative=alternative)
+        statistic, p = float(s.wins), s.p_value
+
+    effect_size = mean_d / sd if n > 1 and sd > 0 else None
+    if effect_size is not None and mean_d != 0.0:
+        pw: float | None = _power(mean_d, sd, n, POWER_ALPHA, "two-sided")
+        try:
+            needed: int | None = _queries_needed(mean_d, sd, POWER_TARGET, POWER_ALPHA, "two-sided")
+        except ValueError:
+            needed = None
+    else:
+        pw, needed = None, None
+
+    return PairedResult(
+        n=n,
+        mean_a=mean_a,
+        mean_b=mean_b,
+        difference=mean_d,
+        relative_difference=mean_d / mean_b if mean_b != 0.0 else None,
+        ci_low=float(ci_low),
+        ci_high=float(ci_high),
+        ci_method=ci_method,
+        confidence_level=confidence_level,
+        p_value=min(1.0, float(p)),
+        statistic=float(statistic),
+        test=test,
+        alternative=alternative,
+        resamples=resamples if random else None,
+        seed=seed if random else None,
+        exact=exact,
+        wins=wins,
+        ties=n - wins - losses,
+        losses=losses,
+        effect_size=effect_size,
+        power=pw,
+        queries_needed=needed,
+        measure=pairs.measure,
+    )
+
+
+def _bootstrap_p(
+    d: FloatArray, observed: float, alternative: str, resamples: int, seed: int, batch: int | None
+) -> float:
+    """Bootstrap p-value: resampled means, centred on the observed mean, vs the observed mean."""
+    means, _ = bootstrap_means(d, resamples, seed, batch, studentized=False)
+    centred = means - observed
+    gamma = TIE_RTOL * max(abs(observed), float(np.abs(d).mean()))
+    if alternative == "greater":
+        r = np.count_nonzero(centred >= observed - gamma)
+    elif alternative == "less":
+        r = np.count_nonzero(centred <= observed + gamma)
+    else:
+        r = np.count_nonzero(np.abs(centred) >= abs(observed) - gamma)
+    return float((r + 1) / (resamples + 1))
