@@ -1,0 +1,53 @@
+"""Every example in the README runs, and console examples print what the README shows."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+README = (REPO / "README.md").read_text()
+
+
+def _blocks(lang: str) -> list[str]:
+    return re.findall(rf"^```{lang}\n(.*?)^```", README, flags=re.S | re.M)
+
+
+def _console_examples() -> list[tuple[str, list[str]]]:
+    examples: list[tuple[str, list[str]]] = []
+    for block in _blocks("console"):
+        for chunk in re.split(r"^\$ ", block, flags=re.M)[1:]:
+            command, *output = chunk.rstrip("\n").split("\n")
+            examples.append((command, output))
+    return examples
+
+
+def test_readme_opens_with_exactly_two_setup_commands() -> None:
+    first = _blocks("bash")[0]
+    commands = [line for line in first.splitlines() if line.strip() and not line.startswith("#")]
+    assert commands == ["make demo", "make test"]
+    assert README.index("```bash") < README.index("```console")
+
+
+@pytest.mark.parametrize(("command", "expected"), _console_examples(),
+                         ids=lambda v: v if isinstance(v, str) else "")
+def test_console_example(command: str, expected: list[str]) -> None:
+    argv = shlex.split(command)
+    assert argv[0] == "rankproof"
+    env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
+    proc = subprocess.run([sys.executable, "-m", "rankproof", *argv[1:]], cwd=REPO, env=env,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert [line.rstrip() for line in proc.stdout.splitlines()] == [e.rstrip() for e in expected]
+
+
+@pytest.mark.parametrize("code", _blocks("python"))
+def test_python_example(code: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    exec(compile(code, "README.md", "exec"), {})
