@@ -1,0 +1,83 @@
+"""``rankproof power``: how many queries does it take to see an effect?"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from rankproof.cli._app import app, error_boundary
+from rankproof.stats import DetectionTable, detection_table
+from rankproof.stats._compare import pilot_deltas
+
+
+class PowerMethod(StrEnum):
+    normal = "normal"
+    simulated = "simulated"
+
+
+def detection_rich_table(table: DetectionTable, title: str) -> Table:
+    out = Table(title=title, title_justify="left")
+    out.add_column("effect", justify="right")
+    for n in table.ns:
+        out.add_column(f"n={n}", justify="right")
+    out.add_column(f"queries for {table.target_power:.0%} power", justify="right")
+    for i, effect in enumerate(table.effects):
+        needed = table.queries_needed[i]
+        out.add_row(f"{effect:+g}", *[f"{p:.0%}" for p in table.power[i]],
+                    "—" if needed is None else str(needed))
+    return out
+
+
+@app.command()
+@error_boundary
+def power(
+    pilot: Path | None = typer.Option(
+        None, "--pilot", help="A comparison JSON (rankproof compare -o / --format json) whose "
+                              "per-query differences serve as the pilot."),
+    sd: float | None = typer.Option(None, "--sd", help="SD of per-query differences."),
+    effects: list[float] | None = typer.Option(None, "--effect",
+                                               help="Effect(s) to detect (default .02 .05 .10)."),
+    ns: list[int] | None = typer.Option(None, "--n", help="Query counts (default 50 100 200 "
+                                                          "500)."),
+    candidate: str | None = typer.Option(None, "--candidate",
+                                         help="With --pilot: which candidate's differences."),
+    measure: str | None = typer.Option(None, "-m", "--measure",
+                                       help="With --pilot: which measure's differences."),
+    alpha: float = typer.Option(0.05, "--alpha"),
+    target: float = typer.Option(0.8, "--power", help="Target power for 'queries needed'."),
+    method: PowerMethod = typer.Option(PowerMethod.normal, "--method",
+                                       help="normal approximation, or simulation by "
+                                            "resampling the pilot deltas (--pilot only)."),
+    simulations: int = typer.Option(1000, "--simulations"),
+    seed: int = typer.Option(0, "--seed"),
+    as_json: bool = typer.Option(False, "--json", help="Print the table as JSON."),
+) -> None:
+    """Detection rates for effects × query counts, and the queries needed for each effect."""
+    if (pilot is None) == (sd is None):
+        raise ValueError("give exactly one of --pilot COMPARISON.json or --sd SD")
+    if pilot is not None:
+        doc = json.loads(pilot.read_text(encoding="utf-8"))
+        cand, meas, deltas = pilot_deltas(doc, candidate=candidate, measure=measure)
+        source: object = deltas
+        title = f"Power from pilot: {cand} − {doc['baseline']} on {meas} ({len(deltas)} queries)"
+    else:
+        if method is PowerMethod.simulated:
+            raise ValueError("--method simulated needs --pilot (it resamples pilot deltas)")
+        source = sd
+        title = f"Power for SD of differences {sd:g}"
+    result = detection_table(
+        source,  # type: ignore[arg-type]
+        tuple(effects or (0.02, 0.05, 0.10)), tuple(ns or (50, 100, 200, 500)),
+        alpha=alpha, target_power=target, method=method.value, simulations=simulations,
+        seed=seed,
+    )
+    if as_json:
+        typer.echo(result.to_json())
+        return
+    console = Console()
+    console.print(detection_rich_table(result, f"{title}; α = {alpha:g}, {result.method}"))

@@ -1,0 +1,95 @@
+"""Comparison tables: terminal (Rich) and Markdown, one table per measure."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from rankproof.stats._compare import Comparison, ComparisonRow
+
+_HEADERS = ("system", "baseline", "mean", "Δ", "rel Δ", "CI", "p", "p corr", "W/T/L",
+            "verdict")
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:+.1%}"
+
+
+def _p(value: float) -> str:
+    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
+
+
+def _verdict(row: ComparisonRow) -> str:
+    if row.underpowered:
+        return f"{row.verdict} (underpowered: ~{row.result.queries_needed} queries needed)"
+    return row.verdict
+
+
+def _cells(c: Comparison, row: ComparisonRow, marks: str) -> list[str]:
+    r = row.result
+    system = row.candidate if c.pairs == "baseline" else f"{row.candidate} vs {row.baseline}"
+    return [
+        system + marks, f"{r.mean_b:.4f}", f"{r.mean_a:.4f}", f"{r.difference:+.4f}",
+        _pct(r.relative_difference), f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]",
+        _p(r.p_value), _p(row.p_corrected), f"{r.wins}/{r.ties}/{r.losses}", _verdict(row),
+    ]
+
+
+def _footnotes(c: Comparison, measure: str) -> tuple[list[tuple[ComparisonRow, str]], list[str]]:
+    """Rows of one measure with their note marks, and the numbered notes (deduplicated)."""
+    notes: list[str] = []
+    rows = []
+    for row in c.rows:
+        if row.measure != measure:
+            continue
+        marks = []
+        for note in row.notes:
+            if note not in notes:
+                notes.append(note)
+            marks.append(str(notes.index(note) + 1))
+        rows.append((row, f" [{','.join(marks)}]" if marks else ""))
+    return rows, [f"[{i}] {n}" for i, n in enumerate(notes, 1)]
+
+
+def _title(c: Comparison, measure: str) -> str:
+    corr = c.correction if c.pairs == "baseline" else "Tukey HSD"
+    level = round(c.confidence_level * 100)
+    return (f"{measure}: baseline {c.baseline}, {c.n_topics} topics, {c.test} test, "
+            f"{level}% CI, p corrected by {corr}, α = {c.alpha:g}")
+
+
+def comparison_tables(c: Comparison) -> list[tuple[Table, list[str]]]:
+    """One Rich table per measure, with its numbered notes."""
+    styles = {"better": "green", "worse": "bold red", "no detectable difference": ""}
+    tables = []
+    for measure in c.measures:
+        table = Table(title=_title(c, measure), title_justify="left")
+        for h in _HEADERS:
+            table.add_column(h, justify="left" if h in ("system", "verdict", "CI")
+                             else "right", overflow="fold")
+        rows, notes = _footnotes(c, measure)
+        for row, marks in rows:
+            table.add_row(*_cells(c, row, marks), style=styles[row.verdict])
+        tables.append((table, notes))
+    return tables
+
+
+def comparison_markdown(c: Comparison) -> str:
+    """The same tables as GitHub-flavoured Markdown."""
+    out = []
+    for measure in c.measures:
+        out.append(f"### {_title(c, measure)}\n")
+        out.append("| " + " | ".join(_HEADERS) + " |")
+        out.append("|" + "|".join("---" for _ in _HEADERS) + "|")
+        rows, notes = _footnotes(c, measure)
+        for row, marks in rows:
+            cells = [cell.replace("|", "\\|") for cell in _cells(c, row, marks)]
+            out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+        out.extend(f"{n}  " for n in notes)
+        if notes:
+            out.append("")
+    if c.caveats:
+        out.append("**Caveats**\n")
+        out.extend(f"- {cav}" for cav in c.caveats)
+        out.append("")
+    return "\n".join(out)
