@@ -92,11 +92,19 @@ def _no_nulls(arr: pa.Array, name: str) -> None:
         raise InputError(f"missing value in column {name!r} at row {row}", field=name)
 
 
+def _text_bytes(arr: pa.Array) -> int:
+    return int(pc.sum(pc.binary_length(arr)).as_py() or 0)
+
+
 def _ids(values: pa.Array | pa.ChunkedArray, name: str) -> pa.Array:
     """A string (or dictionary-of-string) id column; integer ids become their text."""
     arr = _combine(values)
     _no_nulls(arr, name)
     kind = arr.type.value_type if pa.types.is_dictionary(arr.type) else arr.type
+    if pa.types.is_large_string(arr.type) and _text_bytes(arr) < 2**31:
+        # pandas >= 3 hands over large_string; the readers produce string. One
+        # type whatever the source keeps tables from different inputs equal.
+        return arr.cast(pa.string())
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):
         return arr
     if pa.types.is_integer(kind):
