@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import gzip
 import json
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rankproof import InputError
 from rankproof.data import (
     Qrels,
     Run,
+    _jsonio,
     read_json_qrels,
     read_json_run,
     read_jsonl_qrels,
@@ -331,3 +335,79 @@ def test_empty_jsonl(text, write, located) -> None:
     with pytest.raises(InputError, match="empty") as err:
         read_jsonl_run(path)
     located(err.value, path, None, None)
+
+
+# -- dict round trip and fast/careful agreement ---------------------------------------
+
+
+def test_dict_round_trip() -> None:
+    assert Run.from_dict(Run.from_dict(SCORES).to_dict()).to_dict() == SCORES
+    assert Qrels.from_dict(Qrels.from_dict(LABELS).to_dict()).to_dict() == LABELS
+
+
+VALUES = st.one_of(
+    st.integers(-3, 3), st.floats(allow_nan=True, allow_infinity=True), st.booleans(),
+    st.none(), st.sampled_from(["1", "", "x"]), st.just([1]), st.just(10**400),
+)
+IDS = st.sampled_from(["q1", "q2", "", "é", "a\u2028b", "d1", "d2"])
+
+
+@st.composite
+def documents(draw: st.DrawFn) -> list[tuple[str, list[tuple[str, object]]]]:
+    """Pairs lists (duplicate keys allowed) that mostly hold valid numbers."""
+    odd = draw(st.booleans())
+    good = st.one_of(st.integers(-3, 3), st.floats(-1e6, 1e6))
+    out = []
+    for _ in range(draw(st.integers(0, 3))):
+        docs = draw(st.lists(st.tuples(IDS, VALUES if odd else good), max_size=4))
+        out.append((draw(IDS), docs))
+    return out
+
+
+def render(doc: list[tuple[str, list[tuple[str, object]]]]) -> str:
+    def obj(pairs: list[tuple[str, object]], inner: bool) -> str:
+        body = ",\n ".join(json.dumps(k) + ": " + (obj(v, False) if inner else json.dumps(v))
+                           for k, v in pairs)  # type: ignore[arg-type]
+        return "{" + body + "}"
+
+    return obj(doc, True)  # type: ignore[arg-type]
+
+
+def outcome(read: Any) -> tuple[Any, ...]:
+    try:
+        value = read()
+    except InputError as exc:
+        return ("error", str(exc))
+    return ("ok", value.to_dict())
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=documents(), dedupe=st.sampled_from([None, "first", "max"]))
+def test_json_fast_and_careful_agree(doc, dedupe, tmp_path_factory) -> None:
+    path = tmp_path_factory.mktemp("j") / "r.json"
+    path.write_text(render(doc))
+    for reader, fast in ((read_json_run, "_fast_columns"), (read_json_qrels, "_fast_columns")):
+        normal = outcome(lambda: reader(path, dedupe=dedupe))  # noqa: B023
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(_jsonio, fast, lambda *a, **k: None)
+            careful = outcome(lambda: reader(path, dedupe=dedupe))  # noqa: B023
+        assert normal == careful
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=documents(), spelling=st.sampled_from([("qid", "docid"), ("query_id", "doc_id")]))
+def test_jsonl_fast_and_careful_agree(doc, spelling, tmp_path_factory) -> None:
+    folder = tmp_path_factory.mktemp("l")
+    qk, dk = spelling
+    rows = [(q, d, v) for q, docs in doc for d, v in docs]
+    (folder / "r.jsonl").write_text("".join(
+        json.dumps({qk: q, dk: d, "score": v}) + "\n" for q, d, v in rows))
+    (folder / "q.jsonl").write_text("".join(
+        json.dumps({qk: q, dk: d, "relevance": v}) + "\n" for q, d, v in rows))
+    for reader, name in ((read_jsonl_run, "r.jsonl"), (read_jsonl_qrels, "q.jsonl")):
+        path = folder / name
+        normal = outcome(lambda: reader(path))  # noqa: B023
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(_jsonio, "_jsonl_fast", lambda *a, **k: None)
+            careful = outcome(lambda: reader(path))  # noqa: B023
+        assert normal == careful
