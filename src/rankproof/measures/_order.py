@@ -67,7 +67,10 @@ def ranked_order(run: Run, order: Order = "score") -> RankedOrder:
     else:
         r = run.ranks
         assert r is not None
-        in_order = contiguous and not bool(np.any((r[1:] < r[:-1]) & ~boundary))
+        # Equal ranks are ordered by score, so a higher score after an equal
+        # rank is out of order too.
+        out_of_order = (r[1:] < r[:-1]) | ((r[1:] == r[:-1]) & (s[1:] > s[:-1]))
+        in_order = contiguous and not bool(np.any(out_of_order & ~boundary))
     rows: npt.NDArray[np.int64] | None
     if in_order:
         rows = None
