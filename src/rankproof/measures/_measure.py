@@ -127,17 +127,23 @@ class Measure:
 
 def _parse_params(fam: Family, text: str, spec: str) -> dict[str, object]:
     out: dict[str, object] = {}
+    seen: dict[str, str] = {}  # canonical key -> the spelling first used
     for item in filter(None, (p.strip() for p in text.split(","))):
         key, sep, value = item.partition("=")
         key, value = key.strip().lower(), value.strip()
         if not sep or not value:
             raise ValueError(f"{spec!r}: parameter {item!r} is not key=value")
+        canonical = "gain" if key in ("gain", "dcg", "gains") else key
+        if canonical in seen:
+            also = "" if seen[canonical] == key else f" (as {seen[canonical]!r} and {key!r})"
+            raise ValueError(f"{spec!r}: parameter {canonical!r} given twice{also}")
+        seen[canonical] = key
         if key == "rel":
             try:
                 out["rel"] = int(value)
             except ValueError:
                 raise ValueError(f"{spec!r}: rel must be an integer, got {value!r}") from None
-        elif key in ("gain", "dcg", "gains"):
+        elif canonical == "gain":
             mapped = {"exp": "exp", "exp-log2": "exp", "linear": None, "log2": None,
                       "lin": None}.get(value.lower(), value)
             if mapped is not None:
@@ -145,8 +151,6 @@ def _parse_params(fam: Family, text: str, spec: str) -> dict[str, object]:
         else:
             allowed = ", ".join(sorted(fam.params)) or "none"
             raise ValueError(f"{spec!r}: unknown parameter {key!r} (allowed: {allowed})")
-        if key in out and key in ("rel", "gain") and list(out).count(key) > 1:
-            raise ValueError(f"{spec!r}: parameter {key!r} given twice")
     return out
 
 
@@ -161,6 +165,13 @@ def _trec_cutoffs(spec: str, ks: str) -> list[int]:
     if not cutoffs:
         raise ValueError(f"{spec!r}: no cutoff given")
     return cutoffs
+
+
+def _cut_measure(spec: str, fam: str, k: int) -> Measure:
+    try:
+        return Measure(fam, cutoff=k)
+    except ValueError as exc:
+        raise ValueError(f"{spec!r}: {exc}") from None
 
 
 def parse_many(spec: str | Measure) -> tuple[Measure, ...]:
@@ -181,7 +192,7 @@ def parse_many(spec: str | Measure) -> tuple[Measure, ...]:
         ks = _trec_cutoffs(text, m.group("ks"))
         seen: list[Measure] = []
         for k in ks:
-            measure = Measure(fam, cutoff=k)
+            measure = _cut_measure(text, fam, k)
             if measure not in seen:
                 seen.append(measure)
         return tuple(seen)
@@ -205,7 +216,7 @@ def parse(spec: str | Measure) -> Measure:
         ks = _trec_cutoffs(text, m.group("ks"))
         if len(ks) != 1:
             raise ValueError(f"{spec!r} names {len(ks)} measures; use parse_many")
-        return Measure(_TREC_CUT[m.group("name").lower()], cutoff=ks[0])
+        return _cut_measure(text, _TREC_CUT[m.group("name").lower()], ks[0])
     g = _GENERAL.match(text)
     if not g:
         raise ValueError(
@@ -216,6 +227,14 @@ def parse(spec: str | Measure) -> Measure:
     if fam is None:
         if name.lower() in _TREC_CUT:
             fam = family(_TREC_CUT[name.lower()])
+            if g.group("k") is None:
+                # Bare ``map_cut`` / ``ndcg_cut`` mean trec_eval's default
+                # cutoffs, not the uncut measure.
+                n = len(fam.trec_default_cutoffs)
+                raise ValueError(
+                    f"{spec!r} names {n} measures (trec_eval's default cutoffs); use"
+                    f" parse_many, or give one cutoff, e.g. {name}.10"
+                )
         else:
             family(name)  # raises with the list of known families
             raise AssertionError  # pragma: no cover
