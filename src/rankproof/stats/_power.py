@@ -112,13 +112,13 @@ def queries_needed(
 def _queries_needed(effect: float, sd: float, target: float, alpha: float, alternative: str) -> int:
     sides = 2.0 if alternative == "two-sided" else 1.0
     z = float(sps.norm.ppf(1.0 - alpha / sides) + sps.norm.ppf(target))
-    estimate = (z * sd / abs(effect)) ** 2
-    if not estimate < _MAX_QUERIES:
+    ratio = z * sd / abs(effect)
+    if not ratio < math.sqrt(_MAX_QUERIES):
         raise ValueError(
             f"effect {effect} is too small relative to sd {sd}: it needs more than "
             f"{_MAX_QUERIES} queries"
         )
-    n = max(2, math.ceil(estimate))
+    n = max(2, math.ceil(ratio * ratio))
     while _power(effect, sd, n, alpha, alternative) < target:
         n += 1
     while n > 2 and _power(effect, sd, n - 1, alpha, alternative) >= target:
@@ -362,7 +362,7 @@ def detection_table(
     else:
         pilot = _check_pilot(sd_or_pilot, "sd_or_pilot")
         sd = float(pilot.std(ddof=1))
-        if not sd > 0.0:
+        if np.ptp(pilot) == 0.0:
             raise InputError("pilot differences are all equal; their SD is 0", field="sd_or_pilot")
     effs = tuple(check_real(e, "effect") for e in _check_sequence(effects, "effects"))
     if any(e == 0.0 for e in effs):
