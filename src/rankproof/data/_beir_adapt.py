@@ -1,0 +1,377 @@
+"""Convert a BEIR dataset folder into a rankproof corpus + judgments.
+
+BEIR (Thakur et al., 2021) ships ``corpus.jsonl`` (``_id``, ``title``,
+``text``), ``queries.jsonl`` (``_id``, ``text``) and ``qrels/<split>.tsv``
+(header ``query-id corpus-id score``). :func:`adapt_beir` writes::
+
+    OUT/docs/<doc_id>.txt     one file per document: title, blank line, text
+    OUT/judgments.jsonl       one row per query with a positive judgment
+
+so that ``read_corpus(OUT / "docs")`` and ``read_judgments(OUT /
+"judgments.jsonl", corpus)`` load it. BEIR judges whole documents, so each
+gold quote is the whole document text: document-level relevance expressed
+in the span vocabulary (at chunk granularity every chunk of a relevant
+document is relevant). Only positive rows (score > 0) become gold; grades
+above 1 are flattened to "relevant" and kept per query in ``meta.grades``.
+Every query becomes category ``normal``.
+
+**Ids.** A document id becomes a file name, so it is untrusted input
+(DESIGN.md invariant 8): it must be a single, portable path component — not
+empty, no ``/`` or ``\\``, not ``.`` or ``..``, no leading ``.`` (hidden
+files are skipped by ``read_corpus``), no drive or absolute form, no control
+characters, not a Windows reserved device name (``CON``, ``NUL``, ``COM1``,
+…, which Windows reserves with any extension), at most 255 bytes with the
+``.txt`` suffix — and two ids must not differ only by case (or Unicode
+normalisation): they would be one file on macOS and Windows. In the
+judgments the document id is the file's relative path, ``<doc_id>.txt``.
+Query ids must be kebab-case lowercase in judgments; a BEIR query id that
+already is stays as it is, any other becomes ``<slug>-<8 hex of sha256(id)>``
+(a pure function of the id alone, so the mapping does not depend on file
+order), and every row keeps the original in ``source_id``.
+
+**Atomicity** (invariant 6). Everything is read and validated before a
+byte is written: unsafe or colliding ids, duplicate ids, qrels rows naming
+unknown documents or queries, a split with no positive rows, a relevant
+document with no text, an output path that is a symlink, a file, or a
+non-empty directory. Then the output is built in a temporary sibling
+directory, every path containment-checked against it, and renamed into
+place; on any failure the temporary directory is removed and ``out`` is
+left as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path, PureWindowsPath
+from typing import Any
+
+from rankproof._errors import InputError
+from rankproof.data._corpus import normalise_text
+from rankproof.data._io import PathLike
+from rankproof.data._judgments import QUERY_ID_PATTERN
+
+DOC_SUFFIX = ".txt"
+_WINDOWS_RESERVED = frozenset(
+    {"con", "prn", "aux", "nul", "conin$", "conout$"}
+    | {f"com{i}" for i in "123456789¹²³"}
+    | {f"lpt{i}" for i in "123456789¹²³"}
+)
+_NON_SLUG = re.compile(r"[^a-z0-9]+")
+_MAX_NAME_BYTES = 255
+
+
+@dataclass(frozen=True)
+class BeirAdaptation:
+    """What :func:`adapt_beir` wrote.
+
+    ``queries_without_positives`` counts queries of ``queries.jsonl`` that
+    have no positive row in the split (not written); ``renamed_queries``
+    counts query ids that were not kebab-case and were mapped (the original
+    is in each row's ``source_id``); ``graded`` is True when some positive
+    score was above 1 (flattened to relevant; kept in ``meta.grades``).
+    """
+
+    out: Path
+    split: str
+    documents: int
+    queries: int
+    positives: int
+    queries_without_positives: int
+    renamed_queries: int
+    graded: bool
+
+
+def unsafe_component_reason(name: str) -> str | None:
+    """Why ``name`` is not a safe, portable single path component, or None if it is."""
+    if not name:
+        return "is empty"
+    if "/" in name or "\\" in name:
+        return "contains a path separator ('/' or '\\')"
+    if name in (".", ".."):
+        return f"is {name!r}, a relative path step"
+    if any(ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 for ch in name):
+        return "contains a control character"
+    if PureWindowsPath(name).drive or PureWindowsPath(name).is_absolute():
+        return "is an absolute or drive path"
+    if name.startswith("."):
+        return "starts with '.', a hidden file that read_corpus skips"
+    stem = name.split(".", 1)[0].rstrip(" ").lower()
+    if stem in _WINDOWS_RESERVED:
+        return f"is a reserved device name on Windows ({stem.upper()})"
+    if len((name + DOC_SUFFIX).encode("utf-8")) > _MAX_NAME_BYTES:
+        return f"is too long for a file name ({_MAX_NAME_BYTES} bytes with '{DOC_SUFFIX}')"
+    return None
+
+
+def kebab_query_id(original: str) -> str:
+    """A kebab-case lowercase id for ``original``: itself if it already is one.
+
+    Otherwise ``<slug>-<first 8 hex digits of sha256(original)>``, where the
+    slug lower-cases and joins ``[a-z0-9]`` runs with ``-`` (``q`` when none
+    remain). The hash makes ids that slug alike (``Q1``, ``q_1``) distinct.
+
+    >>> kebab_query_id("q-7"), kebab_query_id("Q 7")
+    ('q-7', 'q-7-cac6c23f')
+    """
+    if QUERY_ID_PATTERN.match(original):
+        return original
+    slug = _NON_SLUG.sub("-", original.lower()).strip("-") or "q"
+    return f"{slug}-{hashlib.sha256(original.encode('utf-8')).hexdigest()[:8]}"
+
+
+# -- reading ------------------------------------------------------------------
+
+
+def _read_lines(path: Path) -> list[str]:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError("file not found; a BEIR folder needs corpus.jsonl, queries.jsonl "
+                         "and qrels/<split>.tsv", path=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", path=str(path)) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"invalid UTF-8 ({exc.reason})", path=str(path),
+                         line=data[: exc.start].count(b"\n") + 1) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return [line.rstrip("\r") for line in text.split("\n")]
+
+
+def _id_value(value: Any, path: Path, line: int) -> str:
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise InputError(f"_id must be a string, found {value!r}", path=str(path), line=line,
+                         field="_id")
+    return str(value)
+
+
+def _read_jsonl(path: Path, need: tuple[str, ...]) -> list[tuple[int, dict[str, Any]]]:
+    rows = []
+    for lineno, line in enumerate(_read_lines(path), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc.msg} at column {exc.colno}", path=str(path),
+                             line=lineno) from None
+        if not isinstance(row, dict):
+            raise InputError("expected a JSON object", path=str(path), line=lineno)
+        for key in need:
+            if key not in row:
+                raise InputError(f"missing key {key!r}", path=str(path), line=lineno, field=key)
+        rows.append((lineno, row))
+    if not rows:
+        raise InputError("the file has no rows", path=str(path))
+    return rows
+
+
+def _text_field(row: dict[str, Any], key: str, path: Path, line: int) -> str:
+    value = row.get(key, "")
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InputError(f"{key} must be a string, found {type(value).__name__}",
+                         path=str(path), line=line, field=key)
+    return value
+
+
+def _read_corpus_rows(path: Path) -> dict[str, tuple[int, str]]:
+    docs: dict[str, tuple[int, str]] = {}
+    folded: dict[str, tuple[str, int]] = {}
+    for lineno, row in _read_jsonl(path, ("_id", "text")):
+        doc_id = _id_value(row["_id"], path, lineno)
+        reason = unsafe_component_reason(doc_id)
+        if reason is not None:
+            raise InputError(f"document id {doc_id!r} {reason}; it would become a file name",
+                             path=str(path), line=lineno, field="_id")
+        if doc_id in docs:
+            raise InputError(f"duplicate document id {doc_id!r} (first on line "
+                             f"{docs[doc_id][0]})", path=str(path), line=lineno, field="_id")
+        key = unicodedata.normalize("NFC", doc_id).casefold()
+        if key in folded:
+            other, other_line = folded[key]
+            raise InputError(
+                f"document id {doc_id!r} collides with {other!r} (line {other_line}) when case "
+                "is ignored: they would be the same file on macOS and Windows",
+                path=str(path), line=lineno, field="_id",
+            )
+        folded[key] = (doc_id, lineno)
+        title = _text_field(row, "title", path, lineno)
+        body = _text_field(row, "text", path, lineno)
+        text = f"{title}\n\n{body}" if title.strip() else body
+        docs[doc_id] = (lineno, normalise_text(text))
+    return docs
+
+
+def _read_query_rows(path: Path) -> dict[str, tuple[int, str]]:
+    queries: dict[str, tuple[int, str]] = {}
+    for lineno, row in _read_jsonl(path, ("_id", "text")):
+        qid = _id_value(row["_id"], path, lineno)
+        if not qid:
+            raise InputError("empty query id", path=str(path), line=lineno, field="_id")
+        if qid in queries:
+            raise InputError(f"duplicate query id {qid!r} (first on line {queries[qid][0]})",
+                             path=str(path), line=lineno, field="_id")
+        queries[qid] = (lineno, _text_field(row, "text", path, lineno))
+    return queries
+
+
+def _read_split(
+    path: Path, docs: dict[str, tuple[int, str]], queries: dict[str, tuple[int, str]]
+) -> dict[str, dict[str, int]]:
+    """Positive judgments ``{qid: {docid: score}}`` in file order; every row is checked."""
+    lines = _read_lines(path)
+    header = [f.strip() for f in lines[0].split("\t")] if lines else []
+    if header != ["query-id", "corpus-id", "score"]:
+        raise InputError(f"expected the header 'query-id<TAB>corpus-id<TAB>score', found "
+                         f"{lines[0][:60] if lines else ''!r}", path=str(path), line=1)
+    positives: dict[str, dict[str, int]] = {}
+    seen: dict[tuple[str, str], int] = {}
+    for lineno, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        parts = line.split("\t")
+        if len(parts) != 3:
+            raise InputError(f"expected 3 tab-separated fields, found {len(parts)}",
+                             path=str(path), line=lineno)
+        qid, docid, raw = parts[0], parts[1], parts[2].strip()
+        try:
+            score = int(raw)
+        except ValueError:
+            raise InputError(f"score must be an integer, found {raw!r}", path=str(path),
+                             line=lineno, field="score") from None
+        if qid not in queries:
+            raise InputError(f"unknown query {qid!r} (not in queries.jsonl)", path=str(path),
+                             line=lineno, field="query-id")
+        if docid not in docs:
+            raise InputError(f"unknown document {docid!r} (not in corpus.jsonl)",
+                             path=str(path), line=lineno, field="corpus-id")
+        if (qid, docid) in seen:
+            raise InputError(f"duplicate judgment ({qid}, {docid}) (first on line "
+                             f"{seen[qid, docid]})", path=str(path), line=lineno,
+                             field="corpus-id")
+        seen[qid, docid] = lineno
+        if score > 0:
+            if not docs[docid][1]:
+                raise InputError(f"document {docid!r} is judged relevant but has no text, so "
+                                 "it cannot be quoted", path=str(path), line=lineno,
+                                 field="corpus-id")
+            if not queries[qid][1].strip():
+                raise InputError(f"query {qid!r} is judged but has no text", path=str(path),
+                                 line=lineno, field="query-id")
+            positives.setdefault(qid, {})[docid] = score
+    if not positives:
+        raise InputError("the split has no positive judgments (score > 0)", path=str(path))
+    return positives
+
+
+# -- writing ------------------------------------------------------------------
+
+
+def _check_out(out: Path) -> None:
+    if out.is_symlink():
+        raise InputError("the output path is a symlink; refusing to write through it",
+                         path=str(out))
+    if out.exists():
+        if not out.is_dir():
+            raise InputError("the output path exists and is not a directory", path=str(out))
+        if any(out.iterdir()):
+            raise InputError("the output directory exists and is not empty", path=str(out))
+
+
+def _contained(path: Path, root: Path) -> Path:
+    resolved = path.resolve()
+    if not resolved.is_relative_to(root) or resolved == root:
+        raise InputError(f"refusing to write {path}: it resolves outside the output folder",
+                         path=str(path))
+    return resolved
+
+
+def adapt_beir(src: PathLike, out: PathLike, *, split: str = "test") -> BeirAdaptation:
+    """Convert the BEIR folder ``src`` into ``out/docs/*.txt`` + ``out/judgments.jsonl``.
+
+    See the module docstring for the rules. Raises `InputError` (with file,
+    line and field) before anything is written; ``out`` must not exist, or be
+    an empty directory.
+    """
+    src_dir, out_dir = Path(src), Path(out)
+    reason = unsafe_component_reason(split)
+    if reason is not None:
+        raise InputError(f"split {split!r} {reason}", field="split")
+    if not src_dir.is_dir():
+        raise InputError("expected a BEIR folder", path=str(src_dir))
+    _check_out(out_dir)
+    docs = _read_corpus_rows(src_dir / "corpus.jsonl")
+    queries = _read_query_rows(src_dir / "queries.jsonl")
+    positives = _read_split(src_dir / "qrels" / f"{split}.tsv", docs, queries)
+
+    rows = []
+    mapped: dict[str, str] = {}
+    graded = False
+    for qid, judged in positives.items():
+        new_id = kebab_query_id(qid)
+        if new_id in mapped:
+            raise InputError(f"query ids {mapped[new_id]!r} and {qid!r} map to the same "
+                             f"kebab-case id {new_id!r}", path=str(src_dir / "queries.jsonl"),
+                             field="_id")
+        mapped[new_id] = qid
+        row: dict[str, Any] = {
+            "query_id": new_id, "query": queries[qid][1], "category": "normal",
+            "gold": [{"doc": d + DOC_SUFFIX, "quote": docs[d][1]} for d in judged],
+            "source_id": qid,
+        }
+        if any(s > 1 for s in judged.values()):
+            graded = True
+            row["meta"] = {"grades": {d + DOC_SUFFIX: s for d, s in judged.items()}}
+        rows.append(row)
+    _check_out(out_dir)  # again: reading took time, and the folder may have changed
+
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".tmp", dir=out_dir.parent))
+    removed_empty_out = False
+    try:
+        root = tmp.resolve()
+        docs_root = _contained(tmp / "docs", root)
+        docs_root.mkdir()
+        for doc_id, (_, text) in docs.items():
+            target = _contained(docs_root / (doc_id + DOC_SUFFIX), docs_root)
+            if target.parent != docs_root:
+                raise InputError(f"document id {doc_id!r} is not a single path component",
+                                 field="_id")
+            # "xb": never follow or overwrite an existing entry (a case-insensitive
+            # file system would turn a collision into an overwrite).
+            with open(target, "xb") as fh:
+                fh.write(text.encode("utf-8"))
+        with open(_contained(tmp / "judgments.jsonl", root), "x", encoding="utf-8",
+                  newline="\n") as fh:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        _check_out(out_dir)
+        if out_dir.exists():
+            out_dir.rmdir()  # empty (checked); rename cannot replace it everywhere
+            removed_empty_out = True
+        os.replace(tmp, out_dir)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(tmp)
+        if removed_empty_out:
+            with contextlib.suppress(OSError):
+                out_dir.mkdir()
+        raise
+    return BeirAdaptation(
+        out=out_dir, split=split, documents=len(docs), queries=len(rows),
+        positives=sum(len(j) for j in positives.values()),
+        queries_without_positives=len(queries) - len(positives),
+        renamed_queries=sum(1 for new, old in mapped.items() if new != old), graded=graded,
+    )
