@@ -1,0 +1,53 @@
+"""Retrieval stages: BM25, dense, fusion and rerank, each a `Retriever` returning a `StageOutput`.
+
+Every stage ranks by trec_eval's rule (score descending, ties by docid
+descending), so the same inputs always give the same run. Heavy
+dependencies (torch, sentence-transformers) are imported only when a dense
+or rerank component is constructed; they come with the ``dense`` extra.
+"""
+
+from rankproof.retrieval._base import (
+    MissingExtraError,
+    Retriever,
+    StageOutput,
+    docs_digest,
+)
+from rankproof.retrieval._bm25 import BM25Retriever
+from rankproof.retrieval._dense import DenseRetriever, exact_search
+from rankproof.retrieval._embed import (
+    HASHING_NOTE,
+    Embedder,
+    HashingEmbedder,
+    SentenceTransformerEmbedder,
+)
+from rankproof.retrieval._fusion import FusionRetriever, fuse
+from rankproof.retrieval._rerank import (
+    PLUMBING_NOTE,
+    CrossEncoder,
+    RerankRetriever,
+    SentenceTransformerCrossEncoder,
+    rerank_unavailable_reason,
+)
+from rankproof.retrieval._testing import make_plumbing_cross_encoder
+
+__all__ = [
+    "HASHING_NOTE",
+    "PLUMBING_NOTE",
+    "BM25Retriever",
+    "CrossEncoder",
+    "DenseRetriever",
+    "Embedder",
+    "FusionRetriever",
+    "HashingEmbedder",
+    "MissingExtraError",
+    "RerankRetriever",
+    "Retriever",
+    "SentenceTransformerCrossEncoder",
+    "SentenceTransformerEmbedder",
+    "StageOutput",
+    "docs_digest",
+    "exact_search",
+    "fuse",
+    "make_plumbing_cross_encoder",
+    "rerank_unavailable_reason",
+]

@@ -1,0 +1,240 @@
+"""What every retrieval stage shares: the `Retriever` protocol, `StageOutput`,
+input validation, and the one top-k selection rule.
+
+A stage turns ``(id, text)`` documents and ``(qid, text)`` queries into a
+`Run`. Every stage ranks the way trec_eval reads a run — score descending,
+ties broken by document id **descending, byte-wise** — so that the run it
+returns, the file it is written to and the evaluation of either agree on
+which document holds which rank, and so that identical inputs give identical
+runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from rankproof._errors import InputError, RankproofError
+from rankproof.data._model import Run
+
+Docs = Sequence[tuple[str, str]]
+Queries = Sequence[tuple[str, str]]
+
+DENSE_EXTRA_HINT = "pip install 'rankproof[dense]'"
+
+
+class MissingExtraError(RankproofError, ImportError):
+    """An optional dependency is not installed; the message names the extra to install.
+
+    Raised instead of falling back to something else: a stage that cannot run
+    as asked is never replaced silently.
+    """
+
+
+@dataclass(frozen=True)
+class StageOutput:
+    """What one retrieval stage produced for a batch of queries.
+
+    ``run``: the ranked documents (queries that retrieved nothing are absent,
+    and a note says how many). ``latency_ms``: wall-clock milliseconds per
+    query id, measured with ``time.perf_counter`` around that query's own
+    search (every query of the batch has an entry). ``notes``: caveats that a
+    report must carry (a test-double embedder, a plumbing-only cross-encoder,
+    empty result lists). ``config``: the stage's parameters, JSON-serialisable
+    and identical between reruns with the same inputs.
+    """
+
+    run: Run
+    latency_ms: Mapping[str, float]
+    notes: tuple[str, ...] = ()
+    config: Mapping[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    """A retrieval stage: index documents once, then answer batches of queries.
+
+    ``index`` may be called again with the same documents; implementations
+    make that a no-op (they compare `docs_digest`), so that a pipeline can
+    index every stage without re-indexing stages it shares.
+    """
+
+    name: str
+
+    def index(self, docs: Docs) -> None:
+        """Index ``(doc_id, text)`` pairs, replacing any previous index."""
+        ...
+
+    def search(self, queries: Queries, k: int) -> StageOutput:
+        """Return at most ``k`` documents per ``(qid, text)`` query."""
+        ...
+
+
+def docs_digest(docs: Docs) -> str:
+    """``sha256:<hex>`` over every ``(id, text)`` pair in order.
+
+    Each field is length-prefixed, so no two different document lists share a
+    byte stream. Used as the identity of an index and as part of the
+    embedding-cache key.
+    """
+    h = hashlib.sha256()
+    h.update(b"rankproof-docs-v1\0")
+    for doc_id, text in docs:
+        for part in (doc_id, text):
+            raw = part.encode("utf-8")
+            h.update(len(raw).to_bytes(8, "little"))
+            h.update(raw)
+    return "sha256:" + h.hexdigest()
+
+
+def check_docs(docs: Docs) -> tuple[list[str], list[str]]:
+    """Validate documents: a non-empty sequence of (non-empty unique str id, str text)."""
+    if isinstance(docs, str | bytes) or not isinstance(docs, Sequence):
+        raise InputError(f"docs must be a sequence of (id, text) pairs, got {type(docs).__name__}",
+                         field="docs")
+    if len(docs) == 0:
+        raise InputError("docs is empty: there is nothing to index", field="docs")
+    ids, texts = _check_pairs(docs, "docs", "doc id")
+    return ids, texts
+
+
+def check_queries(queries: Queries, k: int) -> tuple[list[str], list[str]]:
+    """Validate queries (unique non-empty str ids, str texts) and ``k >= 1``."""
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    if isinstance(queries, str | bytes) or not isinstance(queries, Sequence):
+        raise InputError(
+            f"queries must be a sequence of (qid, text) pairs, got {type(queries).__name__}",
+            field="queries")
+    if len(queries) == 0:
+        raise InputError("queries is empty: there is nothing to search for", field="queries")
+    return _check_pairs(queries, "queries", "qid")
+
+
+def _check_pairs(pairs: Sequence[tuple[str, str]], where: str,
+                 what: str) -> tuple[list[str], list[str]]:
+    ids: list[str] = []
+    texts: list[str] = []
+    seen: set[str] = set()
+    for i, pair in enumerate(pairs):
+        if not isinstance(pair, tuple | list) or len(pair) != 2:
+            raise InputError(f"{where}[{i}] must be an (id, text) pair, got {pair!r:.80}",
+                             field=where)
+        ident, text = pair
+        if not isinstance(ident, str) or not ident:
+            raise InputError(f"{where}[{i}]: {what} must be a non-empty string, got {ident!r:.80}",
+                             field=what)
+        if "\x00" in ident:
+            raise InputError(f"{where}[{i}]: {what} {ident!r:.80} contains a NUL character",
+                             field=what)
+        if not isinstance(text, str):
+            raise InputError(
+                f"{where}[{i}] ({what} {ident!r:.80}): text must be a string, "
+                f"got {type(text).__name__}", field="text")
+        if ident in seen:
+            raise InputError(f"{where}[{i}]: duplicate {what} {ident!r:.80}", field=what)
+        seen.add(ident)
+        ids.append(ident)
+        texts.append(text)
+    return ids, texts
+
+
+def tie_keys(ids: Sequence[str]) -> npt.NDArray[np.int64]:
+    """``key[i]`` = position of ``ids[i]`` when all ids are sorted byte-wise **descending**.
+
+    Sorting by ``(-score, key)`` ascending is trec_eval's order: score
+    descending, ties broken by docid descending. (For UTF-8, code-point order
+    equals byte order, so Python's ``str`` comparison is the byte-wise one.)
+    """
+    order = sorted(range(len(ids)), key=ids.__getitem__, reverse=True)
+    keys = np.empty(len(ids), dtype=np.int64)
+    keys[np.asarray(order, dtype=np.int64)] = np.arange(len(ids), dtype=np.int64)
+    return keys
+
+
+def top_k(
+    scores: npt.NDArray[np.floating[Any]],
+    k: int,
+    keys: npt.NDArray[np.int64],
+    *,
+    positive_only: bool = False,
+) -> npt.NDArray[np.int64]:
+    """Indices of the ``k`` best entries of ``scores``, best first, in trec_eval's order.
+
+    ``keys`` comes from :func:`tie_keys`. Selection is ``argpartition`` (linear
+    time) followed by a stable sort of the candidates only; every entry tied
+    with the k-th score stays a candidate, so which tied documents make the
+    cut is decided by the tie rule and not by the partition's internals.
+    ``positive_only`` drops entries whose score is not > 0 (BM25: documents
+    sharing no term with the query are not retrieved, as in Lucene).
+    """
+    n = len(scores)
+    if k < n:
+        part = np.argpartition(-scores, k - 1)[:k]
+        threshold = scores[part].min()
+        cand = np.flatnonzero(scores >= threshold)
+    else:
+        cand = np.arange(n, dtype=np.int64)
+    if positive_only:
+        cand = cand[scores[cand] > 0]
+    order = np.lexsort((keys[cand], -scores[cand]))
+    return cand[order[:k]].astype(np.int64, copy=False)
+
+
+class RunBuilder:
+    """Collect per-query results, then build one `Run` (rank column = 1..n per query)."""
+
+    def __init__(self) -> None:
+        self._qids: list[str] = []
+        self._docids: list[str] = []
+        self._scores: list[npt.NDArray[np.float64]] = []
+        self._ranks: list[npt.NDArray[np.int64]] = []
+        self.empty: list[str] = []
+
+    def add(self, qid: str, docids: Sequence[str], scores: npt.NDArray[np.floating[Any]]) -> None:
+        if len(docids) == 0:
+            self.empty.append(qid)
+            return
+        self._qids.extend([qid] * len(docids))
+        self._docids.extend(docids)
+        self._scores.append(np.asarray(scores, dtype=np.float64))
+        self._ranks.append(np.arange(1, len(docids) + 1, dtype=np.int64))
+
+    def build(self, name: str, notes: tuple[str, ...]) -> Run:
+        if not self._qids:
+            raise InputError(
+                f"stage {name!r} retrieved no document for any of the {len(self.empty)} queries",
+                field="queries")
+        return Run.from_columns(
+            self._qids, self._docids, np.concatenate(self._scores), np.concatenate(self._ranks),
+            name=name, notes=notes,
+        )
+
+    def empty_note(self, name: str, n_queries: int) -> tuple[str, ...]:
+        if not self.empty:
+            return ()
+        shown = ", ".join(self.empty[:5]) + (", ..." if len(self.empty) > 5 else "")
+        return (f"{name}: {len(self.empty)} of {n_queries} queries retrieved nothing "
+                f"({shown}); they are absent from the run and score 0",)
+
+
+@contextmanager
+def timed(into: dict[str, float], key: str) -> Iterator[None]:
+    """Add the wall-clock milliseconds of the ``with`` body to ``into[key]``."""
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        into[key] = into.get(key, 0.0) + (time.perf_counter() - start) * 1000.0
+
+
+def merge_notes(*groups: Sequence[str]) -> tuple[str, ...]:
+    """Concatenate note tuples, dropping repeats, keeping first-seen order."""
+    return tuple(dict.fromkeys(n for g in groups for n in g))
