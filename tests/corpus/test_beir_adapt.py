@@ -225,6 +225,9 @@ REJECTIONS: list[tuple[str, dict[str, Any], str]] = [
      "queries.jsonl, line 5, field '_id': duplicate query id 'q1'"),
     ("invalid JSON", {"corpus": [*CORPUS, "not json"]}, "corpus.jsonl, line 5: invalid JSON"),
     ("missing text", {"corpus": [*CORPUS, {"_id": "d9"}]}, "missing key 'text'"),
+    ("surrogate in text", {"corpus": [*CORPUS, doc("d9", "bad \ud800")]},
+     "field 'text': text holds an unpaired surrogate"),
+    ("surrogate in id", bad_doc_id("d\udc80"), "holds an unpaired surrogate"),
 ]
 
 

@@ -116,6 +116,7 @@ def test_from_documents_sorts_and_order_does_not_matter() -> None:
         ([Document("", "x")], "document id must be a non-empty string, got ''"),
         ([Document("a\x00b", "x")], "document id 'a\\\\x00b' contains a NUL character"),
         ([Document("a", 5)], "document 'a': text must be a string, found int"),  # type: ignore[arg-type]
+        ([Document("a", "x\ud800")], "document 'a': text holds an unpaired surrogate"),
     ],
 )
 def test_from_documents_rejects(docs: list[Document], message: str) -> None:

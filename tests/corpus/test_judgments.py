@@ -170,6 +170,10 @@ ERRORS: list[tuple[str, Any, int, str | None, str]] = [
     ("source_id not a string", row("x", source_id=3), 2, "source_id",
      "source_id must be a string"),
     ("meta not an object", row("x", meta=[1]), 2, "meta", "meta must be a JSON object"),
+    ("meta with NaN", '{"query_id": "x", "query": "q", "category": "no_answer", "gold": [], '
+     '"meta": {"a": NaN}}', 2, "meta", "meta must hold plain JSON values: Out of range float"),
+    ("lone surrogate", row("x", query="bad \ud800"), 2, "query",
+     "query holds an unpaired surrogate"),
 ]
 
 

@@ -54,7 +54,7 @@ from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from rankproof._errors import InputError
-from rankproof.data._corpus import normalise_text
+from rankproof.data._corpus import is_encodable, normalise_text
 from rankproof.data._io import PathLike
 from rankproof.data._judgments import QUERY_ID_PATTERN
 
@@ -99,6 +99,8 @@ def unsafe_component_reason(name: str) -> str | None:
         return f"is {name!r}, a relative path step"
     if any(ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 for ch in name):
         return "contains a control character"
+    if not is_encodable(name):
+        return "holds an unpaired surrogate (not valid UTF-8)"
     if PureWindowsPath(name).drive or PureWindowsPath(name).is_absolute():
         return "is an absolute or drive path"
     if name.startswith("."):
@@ -183,6 +185,9 @@ def _text_field(row: dict[str, Any], key: str, path: Path, line: int) -> str:
     if not isinstance(value, str):
         raise InputError(f"{key} must be a string, found {type(value).__name__}",
                          path=str(path), line=line, field=key)
+    if not is_encodable(value):
+        raise InputError(f"{key} holds an unpaired surrogate and cannot be written as UTF-8",
+                         path=str(path), line=line, field=key)
     return value
 
 
@@ -220,6 +225,9 @@ def _read_query_rows(path: Path) -> dict[str, tuple[int, str]]:
         qid = _id_value(row["_id"], path, lineno)
         if not qid:
             raise InputError("empty query id", path=str(path), line=lineno, field="_id")
+        if not is_encodable(qid):
+            raise InputError("query id holds an unpaired surrogate", path=str(path),
+                             line=lineno, field="_id")
         if qid in queries:
             raise InputError(f"duplicate query id {qid!r} (first on line {queries[qid][0]})",
                              path=str(path), line=lineno, field="_id")

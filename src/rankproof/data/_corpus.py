@@ -47,6 +47,15 @@ def normalise_text(text: str) -> str:
     return text
 
 
+def is_encodable(text: str) -> bool:
+    """Whether ``text`` encodes as UTF-8 (JSON's ``"\\ud800"`` decodes to a lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class Document:
     """A document: its id (a relative POSIX path for a directory corpus) and text."""
@@ -224,6 +233,10 @@ class Corpus:
             if not isinstance(doc.text, str):
                 raise InputError(f"document {doc.id!r}: text must be a string, found "
                                  f"{type(doc.text).__name__}", path=source, field="text")
+            for what, value in (("id", doc.id), ("text", doc.text)):
+                if not is_encodable(value):
+                    raise InputError(f"document {doc.id!r}: {what} holds an unpaired surrogate "
+                                     "and cannot be encoded as UTF-8", path=source, field=what)
             if doc.id in seen:
                 raise InputError(f"duplicate document id {doc.id!r}", path=source, field="id")
             seen.add(doc.id)

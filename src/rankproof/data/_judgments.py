@@ -41,7 +41,7 @@ from types import MappingProxyType
 from typing import Any, Literal, get_args
 
 from rankproof._errors import InputError
-from rankproof.data._corpus import Corpus
+from rankproof.data._corpus import Corpus, is_encodable
 from rankproof.data._io import PathLike, atomic_write
 from rankproof.data._model import Qrels
 
@@ -273,6 +273,8 @@ def _parse_row(row: Any, corpus: Corpus, source: str | None, line: int) -> Judge
     text = row["query"]
     if not isinstance(text, str) or not text.strip():
         raise err(f"query must be a non-empty string, found {text!r}", "query")
+    if not is_encodable(text):
+        raise err("query holds an unpaired surrogate and cannot be encoded as UTF-8", "query")
     category = row["category"]
     if category not in CATEGORIES:
         raise err(f"category must be one of {', '.join(CATEGORIES)}, found {category!r}",
@@ -280,9 +282,17 @@ def _parse_row(row: Any, corpus: Corpus, source: str | None, line: int) -> Judge
     source_id = row.get("source_id")
     if source_id is not None and not isinstance(source_id, str):
         raise err(f"source_id must be a string, found {_json_type(source_id)}", "source_id")
+    if source_id is not None and not is_encodable(source_id):
+        raise err("source_id holds an unpaired surrogate and cannot be encoded as UTF-8",
+                  "source_id")
     meta = row.get("meta")
     if meta is not None and not isinstance(meta, Mapping):
         raise err(f"meta must be a JSON object, found {_json_type(meta)}", "meta")
+    if meta is not None:
+        try:
+            json.dumps(meta, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        except (TypeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
+            raise err(f"meta must hold plain JSON values: {exc}", "meta") from None
     gold_raw = row["gold"]
     if not isinstance(gold_raw, list | tuple):
         raise err(f"gold must be a list, found {_json_type(gold_raw)}", "gold")
