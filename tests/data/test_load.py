@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import gzip
+from typing import get_args
 
 import pytest
 
 from rankproof import InputError
 from rankproof.data import (
-    FORMATS,
+    Format,
     Qrels,
     Run,
+    _load,
     load_qrels,
     load_run,
     sniff_format,
@@ -32,10 +34,11 @@ RUN_WRITERS = {"trec": write_trec_run, "beir": write_beir_run, "json": write_jso
 QRELS_WRITERS = {"trec": write_trec_qrels, "beir": write_beir_qrels, "json": write_json_qrels,
                  "jsonl": write_jsonl_qrels}
 SUFFIX = {"trec": ".txt", "beir": ".tsv", "json": ".json", "jsonl": ".jsonl"}
+FORMATS = get_args(Format)
 
 
-def test_formats_constant() -> None:
-    assert FORMATS == ("trec", "beir", "json", "jsonl")
+def test_formats() -> None:
+    assert FORMATS == ("trec", "beir", "json", "jsonl") == _load.FORMATS
 
 
 @pytest.mark.parametrize("gz", ["", ".gz"])

@@ -33,17 +33,17 @@ from rankproof.data._judgments import (
     read_judgments,
     write_judgments,
 )
-from rankproof.data._load import FORMATS, load_qrels, load_run, sniff_format
+from rankproof.data._load import Format, load_qrels, load_run, sniff_format
 from rankproof.data._model import Qrels, Run
 from rankproof.data._trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
 
 __all__ = [
-    "FORMATS",
     "BeirAdaptation",
     "Chunk",
     "Collection",
     "Corpus",
     "Document",
+    "Format",
     "Gold",
     "JudgedQuery",
     "Judgments",
