@@ -1,0 +1,335 @@
+"""Golden sets: the hand-written cases a gate evaluates, read from JSONL, YAML or CSV.
+
+One loader per file suffix, kept in a registry so that a team can add its
+own format with `register_loader` without touching rankproof. Whatever the
+format, the same rules hold, because a gate is only as trustworthy as its
+cases: zero cases, a duplicate id or a malformed row is an `InputError` that
+names the file, the line and the field — never a case silently skipped.
+
+Row keys (JSONL objects, YAML mappings): ``id``, ``query`` (required),
+``relevant`` (a list of document ids) *or* ``relevance`` (a ``{doc: grade}``
+map), ``tags`` (a list), ``meta`` (a mapping). CSV columns: ``id``,
+``query``, and optionally ``relevant`` and ``tags``, each a ``;``-separated
+list (an empty ``relevant`` cell means no judgments). A case without
+judgments loads, with ``case.judged`` False.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, TypeAlias
+
+import yaml
+
+from rankproof._errors import InputError
+from rankproof.targets._case import Case
+
+Loader: TypeAlias = Callable[[Path], Iterable[Case | Mapping[str, Any]]]
+"""A custom loader: ``path -> iterable of Case objects or row mappings``."""
+
+# (line or None, case) per row, in file order.
+_Located: TypeAlias = list[tuple[int | None, Case]]
+_Builtin: TypeAlias = Callable[[Path, str], _Located]
+
+_BUILTIN: dict[str, _Builtin] = {}
+_CUSTOM: dict[str, Loader] = {}
+
+
+def _norm_suffix(suffix: str) -> str:
+    if not isinstance(suffix, str) or not suffix.strip(". ") or os.sep in suffix \
+            or "/" in suffix:
+        raise ValueError(f"a loader suffix looks like '.tsv', got {suffix!r}")
+    return "." + suffix.lower().lstrip(".")
+
+
+def register_loader(suffix: str) -> Callable[[Loader], Loader]:
+    """Register ``fn(path) -> Iterable[Case | Mapping]`` for files ending in ``suffix``.
+
+    Used as a decorator::
+
+        @register_loader(".tsv")
+        def load_tsv(path):
+            for line in path.read_text().splitlines():
+                qid, query = line.split("\\t")
+                yield {"id": qid, "query": query}
+
+    Mappings are validated like JSONL rows. Zero cases and duplicate ids are
+    refused as for the built-in formats (errors name the case's position,
+    since only the loader knows lines). The suffix is case-insensitive and
+    may be compound (``.json.gz``). Registering a suffix that is already
+    taken — by a built-in format or an earlier registration — raises
+    ValueError: two loaders silently competing for one suffix would make
+    the same file load differently depending on import order.
+    """
+    key = _norm_suffix(suffix)
+    if key in _BUILTIN or key in _CUSTOM:
+        raise ValueError(f"a golden-set loader for {key!r} is already registered")
+
+    def decorator(fn: Loader) -> Loader:
+        if not callable(fn):
+            raise TypeError(f"a loader must be callable, got {type(fn).__name__}")
+        if key in _BUILTIN or key in _CUSTOM:
+            raise ValueError(f"a golden-set loader for {key!r} is already registered")
+        _CUSTOM[key] = fn
+        return fn
+
+    return decorator
+
+
+def _unregister_loader(suffix: str) -> None:
+    """Remove a custom loader (for tests); unknown suffixes are ignored."""
+    _CUSTOM.pop(_norm_suffix(suffix), None)
+
+
+def _known() -> list[str]:
+    return sorted({*_BUILTIN, *_CUSTOM})
+
+
+def load_goldens(path: str | os.PathLike[str]) -> tuple[Case, ...]:
+    """Read a golden set; the format is chosen by the file's suffix.
+
+    Built in: ``.jsonl``, ``.yaml``/``.yml``, ``.csv``; others through
+    `register_loader`. Returns the cases in file order. Raises `InputError`
+    (with path, line and field where known) for an unreadable file, an
+    unknown suffix, a malformed row, a duplicate id, or zero cases.
+    """
+    p = Path(path)
+    name = p.name.lower()
+    # The longest registered suffix wins, so '.jsonl.gz' can differ from '.gz'.
+    candidates = sorted({*_BUILTIN, *_CUSTOM}, key=len, reverse=True)
+    suffix = next((s for s in candidates if name.endswith(s) and len(name) > len(s)), None)
+    if suffix is None:
+        found = "".join(p.suffixes) or "no suffix"
+        raise InputError(
+            f"unknown golden-set format ({found}); known suffixes: {', '.join(_known())}; "
+            "register_loader(suffix) adds one", path=str(p))
+    if suffix in _BUILTIN:
+        located = _BUILTIN[suffix](p, _read_text(p))
+        return _finish(p, located, by_line=True)
+    try:
+        items = list(_CUSTOM[suffix](p))
+    except InputError:
+        raise
+    except Exception as exc:
+        raise InputError(f"the {suffix} loader raised {type(exc).__name__}: {exc}",
+                         path=str(p)) from exc
+    located = []
+    for i, item in enumerate(items, start=1):
+        if isinstance(item, Case):
+            located.append((i, item))
+        else:
+            located.append((i, _case(item, p, None, f"case #{i}: ")))
+    return _finish(p, located, by_line=False)
+
+
+def _finish(path: Path, located: _Located, *, by_line: bool) -> tuple[Case, ...]:
+    if not located:
+        raise InputError("the golden set has no cases; a gate over zero cases proves nothing",
+                         path=str(path))
+    first: dict[str, int | None] = {}
+    for pos, case in located:
+        if case.id in first:
+            if by_line:
+                raise InputError(
+                    f"duplicate case id {case.id!r} (first on line {first[case.id]})",
+                    path=str(path), line=pos, field="id")
+            raise InputError(
+                f"case #{pos}: duplicate case id {case.id!r} (first at case #{first[case.id]})",
+                path=str(path), field="id")
+        first[case.id] = pos
+    return tuple(case for _, case in located)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read the golden set: {exc.strerror}", path=str(path)) from None
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"invalid UTF-8 ({exc.reason})", path=str(path),
+                         line=data[: exc.start].count(b"\n") + 1) from None
+
+
+def _case(row: Any, path: Path, line: int | None, prefix: str = "",
+          field_lines: Mapping[str, int] | None = None) -> Case:
+    """Validate one row; re-raise `InputError` with the file's path and line."""
+    try:
+        return Case.from_dict(row)
+    except InputError as exc:
+        field = exc.field
+        where = line
+        if field_lines is not None and field is not None and field in field_lines:
+            where = field_lines[field]
+        raise InputError(prefix + exc.reason, path=str(path), line=where, field=field) from None
+
+
+# -- JSONL ----------------------------------------------------------------------
+
+
+def _load_jsonl(path: Path, text: str) -> _Located:
+    out: _Located = []
+    lines = io.StringIO(text, newline=None)  # universal newlines, not str.splitlines
+    for lineno, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            row = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON: {exc.msg} at column {exc.colno}",
+                             path=str(path), line=lineno) from None
+        if not isinstance(row, dict):
+            raise InputError(f"each line must be a JSON object, found {type(row).__name__}",
+                             path=str(path), line=lineno)
+        out.append((lineno, _case(row, path, lineno)))
+    return out
+
+
+# -- YAML -----------------------------------------------------------------------
+
+
+def _load_yaml(path: Path, text: str) -> _Located:
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or str(exc)
+        raise InputError(f"invalid YAML: {problem}", path=str(path),
+                         line=mark.line + 1 if mark is not None else None) from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"invalid YAML: {exc}", path=str(path)) from None
+    if data is None:
+        return []
+    items_node: yaml.Node | None = root
+    if isinstance(data, dict):
+        unknown = [k for k in data if k != "cases"]
+        if unknown:
+            raise InputError(
+                f"unknown top-level key {unknown[0]!r}; expected a list of cases or "
+                "a mapping with one key, 'cases'", path=str(path), line=_key_line(root, unknown[0]),
+                field=str(unknown[0]))
+        if "cases" not in data:
+            return []
+        data = data["cases"]
+        items_node = _value_node(root, "cases")
+        if data is None:
+            return []
+    if not isinstance(data, list):
+        line = items_node.start_mark.line + 1 if items_node is not None else None
+        raise InputError(
+            f"expected a list of cases (or a mapping with 'cases'), found {type(data).__name__}",
+            path=str(path), line=line, field="cases")
+    nodes = list(items_node.value) if isinstance(items_node, yaml.SequenceNode) else []
+    out: _Located = []
+    for i, row in enumerate(data):
+        node = nodes[i] if len(nodes) == len(data) else None
+        line = node.start_mark.line + 1 if node is not None else None
+        prefix = "" if line is not None else f"case #{i + 1}: "
+        field_lines: dict[str, int] = {}
+        if isinstance(node, yaml.MappingNode):
+            for key_node, _ in node.value:
+                if not isinstance(key_node, yaml.ScalarNode):
+                    continue  # a complex key; Case.from_dict refuses it as unknown
+                key = key_node.value
+                if key in field_lines:
+                    raise InputError(f"key {key!r} appears twice in one case", path=str(path),
+                                     line=key_node.start_mark.line + 1, field=str(key))
+                field_lines[key] = key_node.start_mark.line + 1
+        if not isinstance(row, dict):
+            raise InputError(f"{prefix}each case must be a mapping, found {type(row).__name__}",
+                             path=str(path), line=line)
+        out.append((line if line is not None else i + 1,
+                    _case(row, path, line, prefix, field_lines)))
+    return out
+
+
+def _value_node(root: yaml.Node | None, key: str) -> yaml.Node | None:
+    if isinstance(root, yaml.MappingNode):
+        for k, v in root.value:
+            if k.value == key:
+                return v  # type: ignore[no-any-return]
+    return None
+
+
+def _key_line(root: yaml.Node | None, key: object) -> int | None:
+    if isinstance(root, yaml.MappingNode):
+        for k, _ in root.value:
+            if k.value == key:
+                return int(k.start_mark.line) + 1
+    return None
+
+
+# -- CSV ------------------------------------------------------------------------
+
+_CSV_REQUIRED = ("id", "query")
+_CSV_COLUMNS = ("id", "query", "relevant", "tags")
+
+
+def _split_list(cell: str, path: Path, line: int, field: str) -> list[str]:
+    if not cell.strip():
+        return []
+    items = [item.strip() for item in cell.split(";")]
+    for i, item in enumerate(items, start=1):
+        if not item:
+            raise InputError(f"item {i} of the ';'-separated list {cell!r} is empty",
+                             path=str(path), line=line, field=field)
+    return items
+
+
+def _load_csv(path: Path, text: str) -> _Located:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except StopIteration:
+        return []
+    except csv.Error as exc:
+        raise InputError(f"malformed CSV header: {exc}", path=str(path), line=1) from None
+    header = [h.strip() for h in header]
+    for col in header:
+        if col not in _CSV_COLUMNS:
+            raise InputError(f"unknown column {col!r}; columns are {', '.join(_CSV_COLUMNS)}",
+                             path=str(path), line=1, field=col)
+    for col in _CSV_REQUIRED:
+        if col not in header:
+            raise InputError(f"missing required column {col!r}", path=str(path), line=1,
+                             field=col)
+    if len(set(header)) != len(header):
+        dup = next(h for h in header if header.count(h) > 1)
+        raise InputError(f"column {dup!r} appears twice", path=str(path), line=1, field=dup)
+    out: _Located = []
+    end = reader.line_num
+    while True:
+        start = end + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise InputError(f"malformed CSV: {exc}", path=str(path), line=start) from None
+        end = reader.line_num
+        if not row or (len(row) == 1 and not row[0].strip()):
+            continue
+        if len(row) != len(header):
+            raise InputError(f"expected {len(header)} fields ({', '.join(header)}), "
+                             f"found {len(row)}", path=str(path), line=start)
+        cells = dict(zip(header, row, strict=True))
+        record: dict[str, Any] = {"id": cells["id"].strip(), "query": cells["query"]}
+        if "relevant" in cells and cells["relevant"].strip():
+            record["relevant"] = _split_list(cells["relevant"], path, start, "relevant")
+        if "tags" in cells:
+            record["tags"] = _split_list(cells["tags"], path, start, "tags")
+        out.append((start, _case(record, path, start)))
+    return out
+
+
+_BUILTIN.update({".jsonl": _load_jsonl, ".yaml": _load_yaml, ".yml": _load_yaml,
+                 ".csv": _load_csv})

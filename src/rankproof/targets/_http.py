@@ -1,0 +1,305 @@
+"""`HttpTarget`: a search service reached over HTTP, through one httpx connection pool.
+
+The retry policy is deliberately narrow — **exactly one** retry, on a 5xx
+response or a transport error (connect error, timeout, dropped connection),
+never on a 4xx. A 5xx or a dropped connection is often transient (a worker
+restarting, a load balancer recycling a connection), and one retry keeps a
+long evaluation from failing on a single blip. A 4xx means the request itself
+is wrong; sending it again would only hide a bug in ``build_payload``. More
+retries would hide a flaky service inside the latency numbers, so there are
+none, and the latency reported covers the whole attempt sequence — a user of
+the service waits through the retry too.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+from rankproof._errors import TargetError
+from rankproof.targets._base import _short, case_label, check_name, ids_from
+from rankproof.targets._case import Case, TargetResponse
+
+logger = logging.getLogger("rankproof.targets")
+
+_ATTEMPTS = 2  # the first try and exactly one retry
+
+
+def default_build_payload(case: Case) -> dict[str, Any]:
+    """The default request body of `HttpTarget`: ``{"query": case.query, "id": case.id}``.
+
+    The case id is sent so that a service's own logs can be matched with the
+    evaluation; judgments are never sent.
+    """
+    return {"query": case.query, "id": case.id}
+
+
+def default_extract(body: Mapping[str, Any]) -> Any:
+    """The default way `HttpTarget` reads ranked ids from a response: ``body["ids"]``.
+
+    The response must be a JSON object with an ``ids`` list of document ids,
+    best first, e.g. ``{"ids": ["d3", "d1"]}``.
+    """
+    return body["ids"]
+
+
+def _describe_transport_error(exc: httpx.TransportError, timeout: float) -> str:
+    if isinstance(exc, httpx.TimeoutException):
+        kind = {
+            httpx.ConnectTimeout: "connect timeout",
+            httpx.ReadTimeout: "read timeout",
+            httpx.WriteTimeout: "write timeout",
+            httpx.PoolTimeout: "pool timeout",
+        }.get(type(exc), "timeout")
+        return f"{kind} (timeout={timeout:g} s)"
+    if isinstance(exc, httpx.ConnectError):
+        return f"connect error ({exc})"
+    if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
+        return f"connection dropped ({type(exc).__name__}: {exc})"
+    return f"{type(exc).__name__}: {exc}"
+
+
+class HttpTarget:
+    """A target that POSTs each case as JSON to ``url`` and reads ranked ids back.
+
+    Parameters
+    ----------
+    url:
+        An absolute ``http://`` or ``https://`` URL.
+    name:
+        The label of the target in reports.
+    build_payload:
+        ``case -> JSON-serialisable body``; default `default_build_payload`
+        (``{"query": case.query, "id": case.id}``).
+    extract:
+        ``response object -> sequence of document ids``; default
+        `default_extract` (``body["ids"]``).
+    meta_keys:
+        Keys of the response object copied into ``TargetResponse.meta``
+        (e.g. ``("model", "cost")``); a listed key missing from a response is
+        an error rather than a silently absent value.
+    text_key:
+        Key of the response object holding generated text (absent or null:
+        ``text`` is None); ``None`` to ignore text altogether.
+    timeout:
+        Seconds, applied by httpx to connecting, each read and each write.
+    headers:
+        Sent with every request (e.g. an ``Authorization`` header).
+    max_concurrency:
+        Requests in flight at once in `invoke_many`, and the size of the
+        connection pool.
+
+    Failures raise `TargetError` naming the case, the URL and the cause:
+    a 4xx status (not retried); a 5xx status or transport error that
+    persisted through the one retry; a body that is not JSON or not a JSON
+    object; ``extract`` raising or returning something other than a sequence
+    of string ids.
+
+    Use it as a context manager (or call `close`) so that the pool's
+    connections are released::
+
+        with HttpTarget("http://127.0.0.1:8000/search", "candidate") as target:
+            responses = target.invoke_many(cases)
+    """
+
+    def __init__(
+        self,
+        url: str,
+        name: str,
+        *,
+        build_payload: Callable[[Case], Any] = default_build_payload,
+        extract: Callable[[Mapping[str, Any]], Any] = default_extract,
+        meta_keys: Sequence[str] = (),
+        text_key: str | None = "text",
+        timeout: float = 10.0,
+        headers: Mapping[str, str] | None = None,
+        max_concurrency: int = 4,
+    ) -> None:
+        self.name = check_name(name)
+        try:
+            parsed = httpx.URL(url)
+        except (httpx.InvalidURL, TypeError) as exc:
+            raise ValueError(f"url is not a valid URL: {url!r} ({exc})") from None
+        if parsed.scheme not in ("http", "https") or not parsed.host:
+            raise ValueError(f"url must be an absolute http:// or https:// URL, got {url!r}")
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) \
+                or not math.isfinite(timeout) or timeout <= 0:
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) \
+                or max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be an integer >= 1, got {max_concurrency!r}")
+        if isinstance(meta_keys, str) or not all(isinstance(k, str) for k in meta_keys):
+            raise TypeError(f"meta_keys must be a sequence of strings, got {meta_keys!r}")
+        if not callable(build_payload) or not callable(extract):
+            raise TypeError("build_payload and extract must be callable")
+        self.url = str(parsed)
+        self.build_payload = build_payload
+        self.extract = extract
+        self.meta_keys = tuple(meta_keys)
+        self.text_key = text_key
+        self.timeout = float(timeout)
+        self.max_concurrency = max_concurrency
+        self._client = httpx.Client(
+            timeout=self.timeout,
+            headers=dict(headers) if headers else None,
+            limits=httpx.Limits(max_connections=max_concurrency,
+                                max_keepalive_connections=max_concurrency),
+            follow_redirects=False,
+        )
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"HttpTarget(name={self.name!r}, url={self.url!r})"
+
+    # -- lifetime -------------------------------------------------------------
+    @property
+    def closed(self) -> bool:
+        """True once `close` has run (directly or by leaving a ``with`` block)."""
+        return self._closed
+
+    def close(self) -> None:
+        """Close the connection pool; later calls to `invoke` raise RuntimeError."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._client.close()
+
+    def __enter__(self) -> HttpTarget:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- invocation -----------------------------------------------------------
+    def invoke(self, case: Case) -> TargetResponse:
+        """POST one case; retry once on a 5xx or transport error; parse the answer."""
+        if self._closed:
+            raise RuntimeError(f"HttpTarget {self.name!r} is closed")
+        where = f"{case_label(self.name, case)}: POST {self.url}"
+        try:
+            payload = self.build_payload(case)
+        except Exception as exc:
+            raise TargetError(f"{where}: build_payload raised {type(exc).__name__}: {exc}") \
+                from exc
+        try:
+            content = json.dumps(payload).encode("utf-8")
+        except (TypeError, ValueError) as exc:
+            raise TargetError(f"{where}: the payload is not JSON-serialisable: {exc}") from exc
+
+        start = time.perf_counter()
+        response = self._send(content, where)
+        latency_ms = (time.perf_counter() - start) * 1000.0
+        return self._parse(response, where, latency_ms)
+
+    def invoke_many(self, cases: Sequence[Case]) -> list[TargetResponse]:
+        """Invoke every case with at most ``max_concurrency`` requests in flight.
+
+        Results come back in the order of ``cases``. If any case fails, the
+        cases not yet started are cancelled and the `TargetError` of the
+        first failing case (in input order) is raised.
+        """
+        cases = list(cases)
+        if not cases:
+            return []
+        if self.max_concurrency == 1 or len(cases) == 1:
+            return [self.invoke(c) for c in cases]
+        pool = ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(cases)),
+                                  thread_name_prefix=f"rankproof-http-{self.name}")
+        futures: list[Future[TargetResponse]] = []
+        try:
+            futures = [pool.submit(self.invoke, c) for c in cases]
+            return [f.result() for f in futures]
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    # -- internals ------------------------------------------------------------
+    def _send(self, content: bytes, where: str) -> httpx.Response:
+        """At most two attempts; returns a 2xx response or raises `TargetError`."""
+        headers = {"Content-Type": "application/json"}
+        for attempt in range(1, _ATTEMPTS + 1):
+            last = attempt == _ATTEMPTS
+            try:
+                response = self._client.post(self.url, content=content, headers=headers)
+            except httpx.TransportError as exc:
+                reason = _describe_transport_error(exc, self.timeout)
+                if last:
+                    raise TargetError(
+                        f"{where}: {reason}, after {_ATTEMPTS} attempts") from exc
+                logger.info("%s: %s; retrying once", where, reason)
+                continue
+            except httpx.HTTPError as exc:  # not transient (e.g. a decoding error): no retry
+                raise TargetError(f"{where}: {type(exc).__name__}: {exc}") from exc
+            status = response.status_code
+            if 200 <= status < 300:
+                return response
+            detail = f"HTTP {status} {response.reason_phrase}".rstrip()
+            body = response.text.strip()
+            if body:
+                detail += f" ({_short(body)})"
+            if status >= 500:
+                if last:
+                    raise TargetError(f"{where}: {detail}, after {_ATTEMPTS} attempts")
+                logger.info("%s: %s; retrying once", where, detail)
+                continue
+            # 4xx (and unfollowed 3xx/1xx): the request is wrong, resending will not help.
+            raise TargetError(f"{where}: {detail}; not retried (a client error is not transient)")
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _parse(self, response: httpx.Response, where: str, latency_ms: float) -> TargetResponse:
+        try:
+            body = json.loads(response.content)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise TargetError(
+                f"{where}: the response body is not JSON ({exc}); body starts "
+                f"{_short(response.text, 80)}") from exc
+        if not isinstance(body, dict):
+            raise TargetError(f"{where}: expected a JSON object, got a JSON "
+                              f"{_json_kind(body)}: {_short(body, 80)}")
+        try:
+            raw_ids = self.extract(body)
+        except Exception as exc:
+            raise TargetError(f"{where}: extract raised {type(exc).__name__}: {exc}") from exc
+        ids = ids_from(raw_ids, f"{where}: extract")
+        text: str | None = None
+        if self.text_key is not None:
+            value = body.get(self.text_key)
+            if value is not None and not isinstance(value, str):
+                raise TargetError(f"{where}: {self.text_key!r} must be a string, got "
+                                  f"{_json_kind(value)}")
+            text = value
+        meta: dict[str, Any] = {}
+        for key in self.meta_keys:
+            if key not in body:
+                raise TargetError(f"{where}: meta key {key!r} is missing from the response "
+                                  f"(keys: {', '.join(map(repr, body))})")
+            meta[key] = body[key]
+        return TargetResponse(ranked_ids=ids, text=text, latency_ms=latency_ms, meta=meta)
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if value is None:
+        return "null"
+    return "object"
