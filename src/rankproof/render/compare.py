@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich import box
 from rich.table import Table
 
 from rankproof.stats._compare import Comparison, ComparisonRow
@@ -93,3 +94,45 @@ def comparison_markdown(c: Comparison) -> str:
         out.extend(f"- {cav}" for cav in c.caveats)
         out.append("")
     return "\n".join(out)
+
+
+def _short_verdict(row: ComparisonRow) -> str:
+    short = {"better": "better", "worse": "worse", "no detectable difference": "n.s."}
+    return short[row.verdict] + ("*" if row.underpowered else "")
+
+
+def comparison_compact_table(c: Comparison) -> tuple[Table, list[str]]:
+    """All measures in one narrow table (for ``rankproof eval``), with its notes."""
+    styles = {"better": "green", "worse": "bold red", "no detectable difference": ""}
+    level = round(c.confidence_level * 100)
+    corr = c.correction if c.pairs == "baseline" else "Tukey HSD"
+    table = Table(title=f"vs {c.baseline}: {c.test} test, {level}% CI, p corrected by {corr}, "
+                        f"α = {c.alpha:g}", title_justify="left", box=box.SIMPLE_HEAD,
+                  padding=(0, 1), pad_edge=False, collapse_padding=True, show_edge=False)
+    for h, just in (("measure", "left"), ("stage", "left"), ("mean", "right"), ("Δ", "right"),
+                    (f"{level}% CI", "left"), ("p corr", "right"), ("W/T/L", "right"),
+                    ("verdict", "left")):
+        table.add_column(h, justify=just, no_wrap=True)  # type: ignore[arg-type]
+    notes: list[str] = []
+    for measure in c.measures:
+        rows, _ = _footnotes(c, measure)
+        for row, _marks in rows:
+            r = row.result
+            marks = []
+            for note in row.notes:
+                if note not in notes:
+                    notes.append(note)
+                marks.append(str(notes.index(note) + 1))
+            label = row.candidate + (f" [{','.join(marks)}]" if marks else "")
+            table.add_row(measure, label,
+                          f"{r.mean_a:.4f}", f"{r.difference:+.4f}",
+                          f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}]", _p(row.p_corrected),
+                          f"{r.wins}/{r.ties}/{r.losses}", _short_verdict(row),
+                          style=styles[row.verdict])
+    footer = [f"[{i}] {n}" for i, n in enumerate(notes, 1)]
+    needed = [f"{r.candidate} on {r.measure}: ~{r.result.queries_needed}" for r in c.rows
+              if r.underpowered]
+    if needed:
+        footer.append("n.s.* = no detectable difference, underpowered; queries needed for 80% "
+                      "power: " + "; ".join(needed))
+    return table, footer

@@ -91,6 +91,7 @@ class Comparison(Result):
     per_query: Mapping[str, Mapping[str, Mapping[str, float]]]
     tukey: Mapping[str, TukeyHSDResult] = field(default_factory=dict)
     caveats: tuple[str, ...] = ()
+    complete_judgments: bool = False
     schema_version: int = SCHEMA_VERSION
 
     def rows_for(self, measure: str | Measure) -> tuple[ComparisonRow, ...]:
@@ -157,6 +158,7 @@ def compare(
     confidence_level: float = 0.95,
     rel_level: int = 1,
     topics: TopicPolicy = "complete",
+    complete_judgments: bool = False,
 ) -> Comparison:
     """Compare runs on the same qrels; see the module docstring for the rules.
 
@@ -166,6 +168,10 @@ def compare(
     ``correction``: "holm", "bh", "bonferroni" or "none");
     ``pairs="all"`` compares every pair, with randomized Tukey HSD p-values
     (which already control the error rate over the pairs of one measure).
+    ``complete_judgments=True`` declares that every document absent from the
+    qrels is known to be non-relevant (quote-anchored judgments over a closed
+    corpus are complete by construction), which turns off the unjudged-hole
+    caveat; the choice is recorded in the result.
     """
     named = _name_runs(runs)
     ms = resolve_measures(measures)
@@ -225,7 +231,7 @@ def compare(
         rows.append(ComparisonRow(
             baseline=b, candidate=c, measure=str(m), higher_is_better=m.higher_is_better,
             result=r, p_corrected=float(p_corr), verdict=verdict, underpowered=underpowered,
-            notes=_judged_notes(judged, b, c, _judged_measure(m)),
+            notes=() if complete_judgments else _judged_notes(judged, b, c, _judged_measure(m)),
         ))
 
     caveats: list[str] = []
@@ -245,6 +251,7 @@ def compare(
         resamples=resamples, seed=seed, confidence_level=confidence_level,
         rel_level=rel_level, topics=topics, n_topics=n_topics, rows=tuple(rows),
         judged=judged, per_query=per_query, tukey=tukey, caveats=tuple(caveats),
+        complete_judgments=complete_judgments,
     )
 
 

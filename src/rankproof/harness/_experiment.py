@@ -1,0 +1,303 @@
+"""Run an experiment: every stage over the same queries, measured and compared with BM25.
+
+The BM25 stage is always first and is the baseline. Each other stage is
+compared with it on every measure by the statistics module, all p-values of
+the report corrected together (Holm). Latency is reported per stage as
+nearest-rank percentiles of per-query wall-clock time.
+
+Granularity ``document`` collapses each stage's chunk ranking to the distinct
+documents in first-seen order before scoring, so a document counts once, at
+the rank of its best chunk.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from rankproof._errors import InputError
+from rankproof.data._model import Run
+from rankproof.harness._inputs import EvalInputs
+from rankproof.harness._provenance import (
+    digest_json,
+    git_state,
+    machine,
+    package_versions,
+    tool_version,
+)
+from rankproof.harness._report import (
+    EvalReport,
+    InputsSummary,
+    LatencySummary,
+    Provenance,
+    StageComparison,
+    StageResult,
+)
+from rankproof.measures import evaluate, ranked_order, resolve_measures
+from rankproof.retrieval import (
+    BM25Retriever,
+    DenseRetriever,
+    FusionRetriever,
+    HashingEmbedder,
+    RerankRetriever,
+    Retriever,
+    SentenceTransformerCrossEncoder,
+    SentenceTransformerEmbedder,
+    StageOutput,
+    rerank_unavailable_reason,
+)
+from rankproof.stats._compare import Comparison, compare
+
+STAGES = ("bm25", "dense", "fusion", "rerank")
+DEFAULT_EVAL_MEASURES = ("R@1", "R@5", "R@10", "RR@10", "nDCG@10")
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """Everything that decides an experiment's numbers (recorded, and digested, in the report)."""
+
+    stages: tuple[str, ...] = ("bm25", "dense", "fusion")
+    measures: tuple[str, ...] = DEFAULT_EVAL_MEASURES
+    granularity: Literal["chunk", "document"] = "chunk"
+    chunk_size: int = 800
+    overlap: int = 100
+    depth: int = 100
+    bm25_k1: float = 0.9
+    bm25_b: float = 0.4
+    bm25_stemmer: str | None = "english"
+    embedder: Literal["minilm", "hashing"] = "minilm"
+    fusion: Literal["rrf", "combsum", "combmnz"] = "rrf"
+    fusion_norm: Literal["minmax", "zscore"] | None = None
+    rrf_k: int = 60
+    rerank_model: str | None = None
+    rerank_depth: int = 50
+    test: str = "randomization"
+    alpha: float = 0.05
+    correction: str = "holm"
+    resamples: int = 10_000
+    seed: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def check(self) -> None:
+        unknown = [s for s in self.stages if s not in STAGES]
+        if unknown:
+            raise ValueError(f"unknown stage(s) {unknown}; choose from {', '.join(STAGES)}")
+        if not self.stages or self.stages[0] != "bm25":
+            raise ValueError("the first stage must be bm25 (the baseline)")
+        if len(set(self.stages)) != len(self.stages):
+            raise ValueError(f"stage names must be unique, got {list(self.stages)}")
+        if "fusion" in self.stages and "dense" not in self.stages:
+            raise ValueError("the fusion stage fuses bm25 and dense: add the dense stage")
+        if "rerank" in self.stages:
+            reason = rerank_unavailable_reason(self.rerank_model)
+            if reason is not None:
+                raise ValueError(f"the rerank stage is unavailable: {reason}")
+        resolve_measures(self.measures)
+        if self.granularity not in ("chunk", "document"):
+            raise ValueError(f"granularity must be 'chunk' or 'document', got {self.granularity!r}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _cache_dir() -> Path:
+    root = os.environ.get("RANKPROOF_CACHE")
+    return Path(root) if root else Path.home() / ".cache" / "rankproof"
+
+
+def build_stages(config: EvalConfig) -> list[Retriever]:
+    """The configured stages, in order (bm25 first)."""
+    bm25 = BM25Retriever(k1=config.bm25_k1, b=config.bm25_b, stemmer=config.bm25_stemmer)
+    stages: list[Retriever] = [bm25]
+    dense: Retriever | None = None
+    if "dense" in config.stages:
+        embedder = (HashingEmbedder() if config.embedder == "hashing"
+                    else SentenceTransformerEmbedder())
+        dense = DenseRetriever(embedder, cache_dir=_cache_dir() / "embeddings")
+        stages.append(dense)
+    fusion: Retriever | None = None
+    if "fusion" in config.stages:
+        assert dense is not None
+        fusion = FusionRetriever([bm25, dense], config.fusion, norm=config.fusion_norm,
+                                 rrf_k=config.rrf_k, depth=config.depth)
+        stages.append(fusion)
+    if "rerank" in config.stages:
+        assert config.rerank_model is not None
+        first = fusion or dense or bm25
+        stages.append(RerankRetriever(first, SentenceTransformerCrossEncoder(config.rerank_model),
+                                      depth=config.rerank_depth))
+    return stages
+
+
+def nearest_rank(values: Sequence[float], pct: float) -> float:
+    """The nearest-rank percentile: the smallest value with at least pct% of values at or below.
+
+    With 20 values, p95 is the 19th smallest, not the maximum.
+    """
+    ordered = sorted(values)
+    if not ordered:
+        return math.nan
+    rank = max(1, math.ceil(pct / 100.0 * len(ordered)))
+    return float(ordered[rank - 1])
+
+
+def latency_summary(latency_ms: dict[str, float]) -> LatencySummary:
+    values = list(latency_ms.values())
+    return LatencySummary(
+        n=len(values), p50=nearest_rank(values, 50), p95=nearest_rank(values, 95),
+        p99=nearest_rank(values, 99), mean=float(np.mean(values)) if values else math.nan,
+        max=float(max(values)) if values else math.nan,
+    )
+
+
+def collapse_to_documents(run: Run, chunk_doc: dict[str, str]) -> Run:
+    """Each query's distinct documents in the order their chunks are first ranked.
+
+    Scores become a strictly decreasing sequence so that no tie-breaking can
+    reorder what the chunk ranking decided.
+    """
+    order = ranked_order(run)
+    rows = order.row_ids(len(run))
+    qids = run.qids().take(rows).to_pylist()
+    docids = run.docids.take(rows).to_pylist()
+    out_q: list[str] = []
+    out_d: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    for q, c in zip(qids, docids, strict=True):
+        d = chunk_doc.get(c)
+        if d is None:
+            raise InputError(f"retrieved chunk {c!r} is not in the corpus")
+        if (q, d) not in seen:
+            seen.add((q, d))
+            out_q.append(q)
+            out_d.append(d)
+    scores = np.empty(len(out_q), dtype=np.float64)
+    rank = np.empty(len(out_q), dtype=np.int64)
+    start = 0
+    for i in range(1, len(out_q) + 1):
+        if i == len(out_q) or out_q[i] != out_q[start]:
+            n = i - start
+            scores[start:i] = np.arange(n, 0, -1, dtype=np.float64)
+            rank[start:i] = np.arange(1, n + 1)
+            start = i
+    return Run.from_columns(out_q, out_d, scores, rank, name=run.name, notes=run.notes)
+
+
+def _restrict(run: Run, topics: set[str]) -> Run:
+    """The rows of ``run`` whose query is one of ``topics`` (unjudged queries are reported
+    once, as no-answer queries, not once per stage)."""
+    keep = np.array([q in topics for q in run.topics], dtype=bool)[run.qid_codes]
+    if keep.all():
+        return run
+    rows = np.flatnonzero(keep)
+    ranks = run.ranks[rows] if run.ranks is not None else None
+    return Run.from_columns(run.qids().take(rows), run.docids.take(rows), run.scores[rows],
+                            ranks, name=run.name, tag=run.tag, notes=run.notes)
+
+
+def _chunk_depth(inputs: EvalInputs, config: EvalConfig) -> int:
+    cutoffs = [m.cutoff or 0 for m in resolve_measures(config.measures)]
+    depth = max(config.depth, *cutoffs)
+    if inputs.granularity == "document":
+        per_doc = math.ceil(len(inputs.corpus.chunks) / max(1, len(inputs.corpus.documents)))
+        depth *= per_doc
+    return min(depth, len(inputs.corpus.chunks))
+
+
+def run_experiment(inputs: EvalInputs, config: EvalConfig,
+                   progress: Progress | None = None) -> tuple[EvalReport, Comparison]:
+    """Index, search, measure and compare every stage; return the report and the comparison."""
+    config.check()
+    say = progress or (lambda _msg: None)
+    stages = build_stages(config)
+    docs = [(c.id, c.text) for c in inputs.corpus.chunks]
+    k = _chunk_depth(inputs, config)
+    chunk_doc = inputs.chunk_doc
+    outputs: dict[str, StageOutput] = {}
+    runs: dict[str, Run] = {}
+    for stage in stages:
+        say(f"indexing {stage.name} ({len(docs)} chunks)")
+        stage.index(docs)
+        say(f"searching {stage.name} ({len(inputs.queries)} queries)")
+        out = stage.search(inputs.queries, k)
+        outputs[stage.name] = out
+        run = out.run
+        if inputs.granularity == "document":
+            run = collapse_to_documents(run, chunk_doc)
+        runs[stage.name] = run
+
+    measures = resolve_measures(config.measures)
+    say("measuring and comparing")
+    scored = set(inputs.qrels.topics)
+    comparison = compare({n: _restrict(r, scored) for n, r in runs.items()}, inputs.qrels,
+                         measures, baseline="bm25", test=config.test,  # type: ignore[arg-type]
+                         alpha=config.alpha, correction=config.correction,
+                         resamples=config.resamples, seed=config.seed,
+                         complete_judgments=inputs.complete_judgments)
+
+    stage_results = []
+    for name, run in runs.items():
+        pq = evaluate(inputs.qrels, run, measures)
+        out = outputs[name]
+        stage_results.append(StageResult(
+            name=name, config=dict(out.config), notes=list(out.notes),
+            means={str(m): pq.mean(m) for m in measures},
+            per_query={q: {str(m): float(v) for m, v in zip(measures, row, strict=True)}
+                       for q, row in zip(pq.qids, pq.values.tolist(), strict=True)},
+            latency=latency_summary(dict(out.latency_ms)),
+            latency_ms={q: float(v) for q, v in out.latency_ms.items()},
+            judged=dict(comparison.judged[name]),
+        ))
+    comparisons = [
+        StageComparison(
+            stage=row.candidate, baseline=row.baseline, measure=row.measure, n=row.result.n,
+            baseline_mean=row.result.mean_b, mean=row.result.mean_a,
+            difference=row.result.difference, relative_difference=row.result.relative_difference,
+            ci_low=row.result.ci_low, ci_high=row.result.ci_high,
+            ci_method=row.result.ci_method, confidence_level=row.result.confidence_level,
+            p_value=row.result.p_value, p_corrected=row.p_corrected, test=row.result.test,
+            wins=row.result.wins, ties=row.result.ties, losses=row.result.losses,
+            effect_size=row.result.effect_size, queries_needed=row.result.queries_needed,
+            verdict=row.verdict, underpowered=row.underpowered, notes=list(row.notes),
+        )
+        for row in comparison.rows
+    ]
+    caveats = list(dict.fromkeys(
+        [*inputs.notes, *(n for o in outputs.values() for n in o.notes), *comparison.caveats]
+    ))
+    if inputs.no_answer:
+        caveats.append(f"{len(inputs.no_answer)} query(ies) without an answer in the corpus are "
+                       "run but not scored by retrieval measures")
+    config_dict = config.as_dict()
+    commit, dirty = git_state()
+    report = EvalReport(
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        config=config_dict,
+        provenance=Provenance(
+            tool_version=tool_version(), git_commit=commit, git_dirty=dirty,
+            corpus_digest=inputs.corpus.digest, judgments_digest=inputs.judgments_digest,
+            config_digest=digest_json(config_dict), seed=config.seed,
+            python=machine()["python"], packages=package_versions(), machine=machine(),
+        ),
+        inputs=InputsSummary(
+            name=inputs.name, source=inputs.source, documents=len(inputs.corpus.documents),
+            chunks=len(inputs.corpus.chunks), chunk_size=inputs.corpus.chunk_size,
+            overlap=inputs.corpus.overlap, granularity=inputs.granularity,
+            queries=len(inputs.queries), scored_queries=comparison.n_topics,
+            no_answer_queries=list(inputs.no_answer), categories=dict(inputs.categories),
+        ),
+        measures=[str(m) for m in measures],
+        baseline="bm25",
+        stages=stage_results,
+        comparisons=comparisons,
+        caveats=caveats,
+    )
+    return report, comparison

@@ -1,0 +1,129 @@
+"""What an experiment evaluates: a chunked corpus, queries, and judgments at a granularity.
+
+Three sources share one shape:
+
+* a corpus directory plus a quote-anchored judgments file (or the bundled
+  golden corpus), whose quotes resolve to chunks;
+* a classic collection (Cranfield, CISI, Vaswani) with document-level qrels,
+  graded where the collection is;
+* a BEIR folder, read through the BEIR adapter's validation.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from rankproof.data import (
+    Collection,
+    Corpus,
+    Judgments,
+    adapt_beir,
+    golden_corpus,
+    load_collection,
+    read_corpus,
+    read_judgments,
+)
+from rankproof.data._model import Qrels
+
+Granularity = Literal["chunk", "document"]
+
+
+@dataclass(frozen=True)
+class EvalInputs:
+    """A corpus, the queries to run, and the qrels at the chosen granularity."""
+
+    name: str
+    source: str | None
+    corpus: Corpus
+    queries: tuple[tuple[str, str], ...]
+    qrels: Qrels
+    granularity: Granularity
+    judgments_digest: str
+    no_answer: tuple[str, ...] = ()
+    categories: dict[str, int] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    complete_judgments: bool = False
+    """True when every unlisted chunk is known non-relevant (quote-anchored judgments)."""
+
+    @property
+    def chunk_doc(self) -> dict[str, str]:
+        """Chunk id -> document id."""
+        return {c.id: c.doc_id for c in self.corpus.chunks}
+
+
+def from_judgments(name: str, corpus: Corpus, judgments: Judgments, granularity: Granularity,
+                   source: str | None = None, complete: bool = True) -> EvalInputs:
+    queries = tuple((q.query_id, q.query) for q in judgments.queries)
+    cats = Counter(q.category for q in judgments.queries)
+    return EvalInputs(
+        name=name, source=source, corpus=corpus, queries=queries,
+        qrels=judgments.to_qrels(corpus, granularity), granularity=granularity,
+        judgments_digest=judgments.digest, no_answer=tuple(judgments.no_answer),
+        categories=dict(sorted(cats.items())), complete_judgments=complete,
+    )
+
+
+def golden_inputs(granularity: Granularity, chunk_size: int, overlap: int) -> EvalInputs:
+    corpus, judgments = golden_corpus(chunk_size=chunk_size, overlap=overlap)
+    return from_judgments("golden", corpus, judgments, granularity, source="rankproof.golden")
+
+
+def directory_inputs(corpus_dir: Path, judgments_path: Path, granularity: Granularity,
+                     chunk_size: int, overlap: int) -> EvalInputs:
+    corpus = read_corpus(corpus_dir, chunk_size=chunk_size, overlap=overlap)
+    judgments = read_judgments(judgments_path, corpus)
+    return from_judgments(corpus_dir.name or str(corpus_dir), corpus, judgments, granularity,
+                          source=str(corpus_dir))
+
+
+def _chunk_qrels(collection: Collection, corpus: Corpus) -> Qrels:
+    """Document-level labels copied onto every chunk of the document."""
+    chunks_of: dict[str, list[str]] = {}
+    for c in corpus.chunks:
+        chunks_of.setdefault(c.doc_id, []).append(c.id)
+    q, d, r = [], [], []
+    for qid, docid, rel in zip(collection.qrels.qids().to_pylist(),
+                               collection.qrels.docids.to_pylist(),
+                               collection.qrels.rels.tolist(), strict=True):
+        for chunk in chunks_of.get(docid, []):
+            q.append(qid)
+            d.append(chunk)
+            r.append(rel)
+    return Qrels.from_columns(q, d, np.array(r, dtype=np.int64), source=collection.name)
+
+
+def collection_inputs(name: str, root: Path, granularity: Granularity, chunk_size: int,
+                      overlap: int) -> EvalInputs:
+    collection = load_collection(name, root)
+    corpus = collection.corpus(chunk_size=chunk_size, overlap=overlap)
+    qrels = collection.qrels if granularity == "document" else _chunk_qrels(collection, corpus)
+    judged = set(collection.qrels.topics)
+    unjudged = tuple(q for q, _ in collection.queries if q not in judged)
+    notes = list(collection.notes)
+    if unjudged:
+        notes.append(f"{len(unjudged)} of {len(collection.queries)} queries have no judgments "
+                     "and are not scored")
+    return EvalInputs(
+        name=name, source=str(root), corpus=corpus, queries=collection.queries, qrels=qrels,
+        granularity=granularity, judgments_digest=collection.qrels.digest,
+        no_answer=unjudged, categories={"normal": len(judged)}, notes=tuple(notes),
+    )
+
+
+def beir_inputs(folder: Path, split: str, granularity: Granularity, chunk_size: int,
+                overlap: int) -> EvalInputs:
+    """Adapt a BEIR folder into a temporary corpus + judgments, then read those."""
+    with tempfile.TemporaryDirectory(prefix="rankproof-beir-") as tmp:
+        out = Path(tmp) / "adapted"
+        adapt_beir(folder, out, split=split)
+        corpus = read_corpus(out / "docs", chunk_size=chunk_size, overlap=overlap)
+        judgments = read_judgments(out / "judgments.jsonl", corpus)
+    # BEIR qrels come from pooling: documents outside the pool were never judged.
+    return from_judgments(folder.name, corpus, judgments, granularity, source=str(folder),
+                          complete=False)
