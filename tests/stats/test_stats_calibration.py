@@ -30,7 +30,14 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from rankproof.stats import bootstrap_ci, paired_t, randomization_test, sign_test, wilcoxon
+from rankproof.stats import (
+    bootstrap_ci,
+    paired_t,
+    randomization_test,
+    sign_test,
+    tukey_hsd_randomized,
+    wilcoxon,
+)
 
 ALPHA = 0.05
 TRIALS = 2000
@@ -205,3 +212,32 @@ def test_bootstrap_interval_coverage(method: str) -> None:
     rate = covered / trials
     slack = 0.03 if method == "percentile" else 0.0
     assert lo - slack <= rate <= hi, f"{method}: coverage {rate} outside [{lo}, {hi}]"
+
+
+def test_tukey_hsd_family_wise_error_rate() -> None:
+    """Three exchangeable systems, n = 50: the chance that *any* pair is called significant.
+
+    Per query, three correlated nDCG-like scores are randomly permuted across
+    the systems (a true null for every pair). Randomized Tukey HSD keeps the
+    family-wise error rate inside the 99% band around 0.05 (1,000 trials);
+    three uncorrected pairwise randomization tests on the same data exceed it
+    (≈ 0.14), which is why the all-pairs comparison exists.
+    """
+    trials, n, m = 1000, 50, 3
+    rng = np.random.default_rng(5)
+    qids = [f"q{j}" for j in range(n)]
+    any_tukey = any_raw = 0
+    for trial in range(trials):
+        base = rng.beta(0.6, 1.2, n)
+        x = np.round(np.clip(base[:, None] + rng.normal(0, 0.12, (n, m)), 0, 1) * 100) / 100
+        x[rng.random(n) < 0.25] = 0.0
+        x = np.take_along_axis(x, np.argsort(rng.random((n, m)), axis=1), axis=1)
+        scores = {f"s{k}": dict(zip(qids, x[:, k].tolist(), strict=True)) for k in range(m)}
+        tk = tukey_hsd_randomized(scores, resamples=1000, seed=trial)
+        any_tukey += min(c.p_value for c in tk.comparisons) <= ALPHA
+        raw = min(randomization_test(x[:, i], x[:, j], resamples=1000, seed=trial).p_value
+                  for i, j in ((0, 1), (0, 2), (1, 2)))
+        any_raw += raw <= ALPHA
+    lo, hi = band(trials)
+    assert lo <= any_tukey / trials <= hi, any_tukey / trials
+    assert any_raw / trials > hi, any_raw / trials

@@ -166,3 +166,28 @@ def test_property_query_order_and_batch_never_matter(n: int, seed: int, batch: i
     r2 = randomization_test(a2, b2, resamples=300, seed=seed, batch=batch)
     assert r1 == r2
     assert paired_scores(a, b).qids == tuple(sorted(a))
+
+
+def test_tukey_many_systems_uses_sorting_and_is_batch_independent() -> None:
+    """Beyond 8 systems the permutations come from sorting keys; same guarantees."""
+    rng = np.random.default_rng(4)
+    qids = [f"q{i}" for i in range(40)]
+    scores = {f"s{k}": dict(zip(qids, rng.random(40).tolist(), strict=True)) for k in range(9)}
+    ref = tukey_hsd_randomized(scores, resamples=300, seed=1)
+    assert tukey_hsd_randomized(scores, resamples=300, seed=1, batch=7) == ref
+    assert len(ref.comparisons) == 36
+
+
+def test_randomization_memory_is_bounded_at_full_scale() -> None:
+    """10,000 resamples × 6,980 queries stay well under 64 MiB of scratch memory."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    a, b = rng.random(6980), rng.random(6980)
+    tracemalloc.start()
+    try:
+        randomization_test(a, b)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 2**20

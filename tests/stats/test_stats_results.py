@@ -237,3 +237,9 @@ def test_tukey_identifies_the_different_system() -> None:
     assert tk.p_value("bm25", "bm25+rm3") >= pair.p_value - 0.02
     assert math.isclose(sum(tk.means) / 3, np.mean([np.mean(list(s.values()))
                                                     for s in scores.values()]))
+
+
+def test_tukey_identical_systems_have_p_one() -> None:
+    a = {f"q{i}": v for i, v in enumerate([0.1, 0.5, 0.0, 0.9])}
+    tk = tukey_hsd_randomized({"x": a, "y": dict(a), "z": dict(a)}, resamples=200)
+    assert all(c.p_value == 1.0 and c.difference == 0.0 for c in tk.comparisons)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -103,6 +104,46 @@ def _score_matrix(
     return systems, qids, matrix
 
 
+#: Up to this many systems, a query's permutation is drawn as one index into the
+#: table of all m! permutations (one uniform draw per query and resample);
+#: beyond it, by sorting m uniform keys.
+_MAX_TABLE_SYSTEMS = 8
+
+Permuter = Callable[[np.random.Generator, int], FloatArray]
+
+
+def _table_permuter(matrix: FloatArray) -> Permuter:
+    q, m = matrix.shape
+    perms = np.array(list(itertools.permutations(range(m))), dtype=np.intp)  # (m!, m)
+    offsets = (np.arange(q, dtype=np.intp) * m)[None, :]
+    flat = matrix.ravel()
+
+    def permute(rng: np.random.Generator, rows: int) -> FloatArray:
+        u = rng.random((rows, q))
+        u *= len(perms)
+        which = u.astype(np.intp)
+        np.minimum(which, len(perms) - 1, out=which)
+        out = np.empty((rows, m), dtype=np.float64)
+        for j in range(m):
+            # Column j of query i, in resample r, holds system perms[which[r, i], j].
+            source = perms[:, j].take(which)
+            source += offsets
+            out[:, j] = flat.take(source).sum(axis=1)
+        return out
+
+    return permute
+
+
+def _sort_permuter(matrix: FloatArray) -> Permuter:
+    def permute(rng: np.random.Generator, rows: int) -> FloatArray:
+        keys = rng.random((rows, *matrix.shape))
+        order = np.argsort(keys, axis=2)
+        out: FloatArray = np.take_along_axis(matrix[None, :, :], order, axis=2).sum(axis=1)
+        return out
+
+    return permute
+
+
 def tukey_hsd_randomized(
     scores: Mapping[str, Mapping[str, float] | PerQuery],
     *,
@@ -139,13 +180,12 @@ def tukey_hsd_randomized(
     scale = float(np.abs(matrix).max(axis=1).sum())
     rng = np.random.default_rng(seed)
     ranges = np.empty(resamples, dtype=np.float64)
-    step = rows_per_batch(batch, 32 * q * m, resamples)
+    step = rows_per_batch(batch, 32 * q * max(m, 4), resamples)
+    permute = _table_permuter(matrix) if m <= _MAX_TABLE_SYSTEMS else _sort_permuter(matrix)
     for start in range(0, resamples, step):
         rows = min(resamples, start + step) - start
-        keys = rng.random((rows, q, m))
-        order = np.argsort(keys, axis=2)
-        permuted = np.take_along_axis(matrix[None, :, :], order, axis=2).sum(axis=1)
-        ranges[start : start + rows] = permuted.max(axis=1) - permuted.min(axis=1)
+        totals = permute(rng, rows)  # (rows, m) column sums of the permuted matrix
+        ranges[start : start + rows] = totals.max(axis=1) - totals.min(axis=1)
     ranges.sort()
     comparisons = []
     for i in range(m):
