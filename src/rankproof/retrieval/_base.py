@@ -20,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
 
 from rankproof._errors import InputError, RankproofError
 from rankproof.data._model import Run
@@ -189,41 +190,69 @@ def top_k(
 
 
 class RunBuilder:
-    """Collect per-query results, then build one `Run` (rank column = 1..n per query)."""
+    """Collect per-query results, then build one `Run` (rank column = 1..n per query).
 
-    def __init__(self) -> None:
-        self._qids: list[str] = []
+    With ``ids`` (the indexed documents' ids as an Arrow array), results are
+    added as indices into it (:meth:`add_hits`), so no per-row Python string
+    is built; otherwise as docid lists (:meth:`add`).
+    """
+
+    def __init__(self, ids: pa.Array | None = None) -> None:
+        self._ids = ids
+        self._topics: list[str] = []
+        self._counts: list[int] = []
         self._docids: list[str] = []
+        self._hits: list[npt.NDArray[np.int64]] = []
         self._scores: list[npt.NDArray[np.float64]] = []
-        self._ranks: list[npt.NDArray[np.int64]] = []
         self.empty: list[str] = []
 
-    def add(self, qid: str, docids: Sequence[str], scores: npt.NDArray[np.floating[Any]]) -> None:
-        if len(docids) == 0:
+    def _add_topic(self, qid: str, n: int, scores: npt.NDArray[np.floating[Any]]) -> bool:
+        if n == 0:
             self.empty.append(qid)
-            return
-        self._qids.extend([qid] * len(docids))
-        self._docids.extend(docids)
+            return False
+        self._topics.append(qid)
+        self._counts.append(n)
         self._scores.append(np.asarray(scores, dtype=np.float64))
-        self._ranks.append(np.arange(1, len(docids) + 1, dtype=np.int64))
+        return True
+
+    def add(self, qid: str, docids: Sequence[str], scores: npt.NDArray[np.floating[Any]]) -> None:
+        if self._ids is not None:
+            raise TypeError("this builder takes indices: use add_hits")
+        if self._add_topic(qid, len(docids), scores):
+            self._docids.extend(docids)
+
+    def add_hits(self, qid: str, hits: npt.NDArray[np.int64],
+                 scores: npt.NDArray[np.floating[Any]]) -> None:
+        if self._ids is None:
+            raise TypeError("this builder takes docids: use add")
+        if self._add_topic(qid, len(hits), scores):
+            self._hits.append(hits)
 
     def build(self, name: str, notes: tuple[str, ...]) -> Run:
-        if not self._qids:
+        if not self._topics:
             raise InputError(
                 f"stage {name!r} retrieved no document for any of the {len(self.empty)} queries",
                 field="queries")
-        return Run.from_columns(
-            self._qids, self._docids, np.concatenate(self._scores), np.concatenate(self._ranks),
-            name=name, notes=notes,
-        )
+        counts = np.asarray(self._counts, dtype=np.int64)
+        codes = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
+        qids = pa.DictionaryArray.from_arrays(pa.array(codes), pa.array(self._topics,
+                                                                         type=pa.string()))
+        if self._ids is not None:
+            docids = self._ids.take(pa.array(np.concatenate(self._hits)))
+        else:
+            docids = pa.array(self._docids, type=pa.string())
+        starts = np.repeat(np.cumsum(counts) - counts, counts)
+        ranks = np.arange(len(codes), dtype=np.int64) - starts + 1
+        return Run.from_columns(qids, docids, np.concatenate(self._scores), ranks, name=name,
+                                notes=notes)
 
     def empty_note(self, name: str, n_queries: int) -> tuple[str, ...]:
+        """The caveat naming the queries that retrieved nothing (empty when none)."""
         if not self.empty:
             return ()
         shown = ", ".join(self.empty[:5]) + (", ..." if len(self.empty) > 5 else "")
         return (f"{name}: {len(self.empty)} of {n_queries} queries retrieved nothing "
                 f"({shown}); they are absent from the run and score 0",)
-
 
 @contextmanager
 def timed(into: dict[str, float], key: str) -> Iterator[None]:

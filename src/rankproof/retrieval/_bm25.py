@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from rankproof._errors import InputError
 from rankproof.retrieval._base import (
@@ -75,14 +76,28 @@ class Analyzer:
     def __call__(self, text: str) -> list[str]:
         return self.stems(self.words(text))
 
-    def analyse_all(self, texts: Sequence[str]) -> list[list[str]]:
-        """Analyse many texts, stemming each distinct word once."""
-        words = [self.words(t) for t in texts]
-        self.stems([w for ws in words for w in ws])
-        if self._stemmer is None:
-            return words
-        cache = self._stem
-        return [[cache[w] for w in ws] for ws in words]
+    def analyse_all(self, texts: Sequence[str]) -> tuple[list[list[int]], dict[str, int]]:
+        """Analyse many texts into stem ids, stemming each distinct word once.
+
+        Returns ``(ids per text, stem -> id)``; ids are numbered in first-seen
+        order, so the numbering never depends on hashing.
+        """
+        stop = self.stopwords
+        word_ids: dict[str, int] = {}
+        by_word: list[list[int]] = []
+        for text in texts:
+            ids = []
+            for w in _TOKEN.findall(text.lower()):
+                if w in stop:
+                    continue
+                i = word_ids.get(w)
+                if i is None:
+                    i = word_ids[w] = len(word_ids)
+                ids.append(i)
+            by_word.append(ids)
+        vocab: dict[str, int] = {}
+        word_to_stem = [vocab.setdefault(s, len(vocab)) for s in self.stems(list(word_ids))]
+        return [[word_to_stem[i] for i in ids] for ids in by_word], vocab
 
 
 def _stopword_set(stopwords: str | Sequence[str] | None) -> frozenset[str]:
@@ -141,6 +156,7 @@ class BM25Retriever:
         self._model: Any = None
         self._vocab: dict[str, int] = {}
         self._ids: list[str] = []
+        self._id_array: pa.Array | None = None
         self._keys = np.zeros(0, dtype=np.int64)
         self.indexed_digest: str | None = None
 
@@ -162,10 +178,7 @@ class BM25Retriever:
         except ImportError as exc:  # pragma: no cover - a core dependency
             raise MissingExtraError(
                 "BM25 needs bm25s, a rankproof dependency: pip install bm25s") from exc
-        vocab: dict[str, int] = {}
-        corpus_ids: list[list[int]] = []
-        for stems in self.analyzer.analyse_all(texts):
-            corpus_ids.append([vocab.setdefault(s, len(vocab)) for s in stems])
+        corpus_ids, vocab = self.analyzer.analyse_all(texts)
         if not vocab:
             raise InputError("no document holds an indexable term (every token is a stop word "
                              "or shorter than two characters)", field="docs")
@@ -174,6 +187,7 @@ class BM25Retriever:
         self._model = model
         self._vocab = vocab
         self._ids = ids
+        self._id_array = pa.array(ids, type=pa.string())
         self._keys = tie_keys(ids)
         self.indexed_digest = digest
 
@@ -193,14 +207,13 @@ class BM25Retriever:
         qids, texts = check_queries(queries, k)
         if self._model is None:
             raise RuntimeError(f"{self.name}: call index() before search()")
-        builder = RunBuilder()
+        builder = RunBuilder(self._id_array)
         latency: dict[str, float] = {}
-        ids = self._ids
         for qid, text in zip(qids, texts, strict=True):
             with timed(latency, qid):
                 scores = self.scores(text)
                 best = top_k(scores, k, self._keys, positive_only=True)
-            builder.add(qid, [ids[i] for i in best], scores[best])
+            builder.add_hits(qid, best, scores[best])
         notes = builder.empty_note(self.name, len(qids))
         return StageOutput(run=builder.build(self.name, notes), latency_ms=latency, notes=notes,
                            config={**self.config, "k": int(k)})

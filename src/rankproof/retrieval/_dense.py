@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
 
 from rankproof.retrieval._base import (
     Docs,
@@ -115,6 +116,7 @@ class DenseRetriever:
         self.cache_hit: bool | None = None
         self._cache_notes: tuple[str, ...] = ()
         self._ids: list[str] = []
+        self._id_array: pa.Array | None = None
         self._keys = np.zeros(0, dtype=np.int64)
         self._vectors: npt.NDArray[np.float32] | None = None
 
@@ -163,6 +165,7 @@ class DenseRetriever:
         self._cache_notes = notes
         self._vectors = vectors
         self._ids = ids
+        self._id_array = pa.array(ids, type=pa.string())
         self._keys = tie_keys(ids)
         self.indexed_digest = digest
 
@@ -170,16 +173,15 @@ class DenseRetriever:
         qids, texts = check_queries(queries, k)
         if self._vectors is None:
             raise RuntimeError(f"{self.name}: call index() before search()")
-        builder = RunBuilder()
+        builder = RunBuilder(self._id_array)
         latency: dict[str, float] = {}
         dim = int(self.embedder.dim)
-        ids = self._ids
         for qid, text in zip(qids, texts, strict=True):
             with timed(latency, qid):
                 q = _checked(self.embedder.encode([text], 1), 1, dim, self.embedder.model_id)
                 [(best, scores)] = exact_search(q, self._vectors, k, self._keys,
                                                 chunk_size=self.chunk_size)
-            builder.add(qid, [ids[i] for i in best], scores)
+            builder.add_hits(qid, best, scores)
         notes = merge_notes(embedder_notes(self.embedder), self._cache_notes,
                             builder.empty_note(self.name, len(qids)))
         return StageOutput(run=builder.build(self.name, notes), latency_ms=latency, notes=notes,

@@ -16,6 +16,7 @@ marked either by the caller (``plumbing_only=True``) or by its own
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import json
 import os
@@ -127,10 +128,14 @@ class SentenceTransformerCrossEncoder:
         self.batch_size = batch_size
         self.plumbing_only = bool(plumbing_only) or _marked_plumbing_only(resolved)
         self.notes: tuple[str, ...] = (PLUMBING_NOTE,) if self.plumbing_only else ()
+        # Raw logits: sentence-transformers 4+ calls the option activation_fn, 3.x
+        # default_activation_function.
+        params = inspect.signature(st.CrossEncoder.__init__).parameters
+        identity = {("activation_fn" if "activation_fn" in params
+                     else "default_activation_function"): torch.nn.Identity()}
         with hub_offline():
             self._model = st.CrossEncoder(str(resolved), device=device, local_files_only=True,
-                                          max_length=max_length,
-                                          activation_fn=torch.nn.Identity())
+                                          max_length=max_length, **identity)
 
     def score(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float64]:
         if len(pairs) == 0:
