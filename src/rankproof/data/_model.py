@@ -23,7 +23,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rankproof._errors import InputError
-from rankproof.data._strings import as_string_array, duplicate_pairs, find_bytes, to_numpy
+from rankproof.data._strings import (
+    arrow_indices,
+    as_string_array,
+    duplicate_pairs,
+    find_bytes,
+    to_numpy,
+)
 
 Dedupe = Literal["first", "max"]
 RowLocator = Any  # callable(row_index) -> (line number or None)
@@ -190,7 +196,7 @@ class Run:
                 )
             keep = _dedupe_mask(qid_codes, docids, scores, dedupe)
             dropped = int(n - keep.sum())
-            idx = pa.array(np.flatnonzero(keep))
+            idx = arrow_indices(np.flatnonzero(keep))
             qid_codes = qid_codes[keep]
             docids = docids.take(idx)
             scores = scores[keep]
@@ -284,7 +290,7 @@ def _compact_vocab(
     if used.all():
         return codes, vocab
     remap = np.cumsum(used, dtype=np.int64) - 1
-    return remap[codes].astype(np.int32), vocab.filter(pa.array(used))
+    return remap[codes].astype(np.int32), vocab.take(arrow_indices(np.flatnonzero(used)))
 
 
 def _dedupe_mask(
@@ -380,7 +386,7 @@ class Qrels:
             keep = _dedupe_mask(qid_codes, docids, rels.astype(np.float64), dedupe)
             dropped = int(n - keep.sum())
             qid_codes = qid_codes[keep]
-            docids = docids.take(pa.array(np.flatnonzero(keep)))
+            docids = docids.take(arrow_indices(np.flatnonzero(keep)))
             rels = rels[keep]
         # Topics in byte order: the order trec_eval prints them in.
         qid_codes, qid_vocab = _compact_vocab(qid_codes, qid_vocab)
@@ -388,7 +394,7 @@ class Qrels:
         rank = np.empty(len(order), dtype=np.int32)
         rank[order] = np.arange(len(order), dtype=np.int32)
         return cls(
-            qid_codes=rank[qid_codes], qid_vocab=qid_vocab.take(pa.array(order)),
+            qid_codes=rank[qid_codes], qid_vocab=qid_vocab.take(arrow_indices(order)),
             docids=docids, rels=rels, source=source, dedupe=dedupe,
             n_dropped_duplicates=dropped,
         )

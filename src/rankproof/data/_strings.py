@@ -111,7 +111,7 @@ def fingerprints(arr: pa.Array) -> npt.NDArray[np.uint64]:
     if len(arr) == 0:
         return np.zeros(0, dtype=np.uint64)
     starts, lengths, data = _buffers(arr)
-    width = n_words(arr)
+    width = max(1, (int(lengths.max()) + 7) // 8)
     h = _masked_word(data, starts, lengths, 0)
     for w in range(1, width):
         with np.errstate(over="ignore"):
@@ -122,31 +122,62 @@ def fingerprints(arr: pa.Array) -> npt.NDArray[np.uint64]:
     return h
 
 
+#: Rows per block of the duplicate search: the block's temporaries stay in cache.
+_BLOCK_ROWS = 1 << 16
+_GROUP_MIX = np.uint64(0xC2B2AE3D27D4EB4F)
+
+
+def _group_blocks(group: npt.NDArray[np.integer]) -> list[tuple[int, int]]:
+    """Row ranges ``[a, b)`` of about ``_BLOCK_ROWS`` rows that each hold whole groups.
+
+    When every group's rows are contiguous (a run file lists a topic's
+    documents together), a duplicate can only sit inside one block. Otherwise
+    one range covers every row.
+    """
+    n = len(group)
+    if n <= _BLOCK_ROWS:
+        return [(0, n)]
+    starts = np.flatnonzero(group[1:] != group[:-1]) + 1
+    starts = np.concatenate(([0], starts))
+    if len(np.unique(group[starts])) != len(starts):
+        return [(0, n)]
+    at = np.searchsorted(starts, np.arange(_BLOCK_ROWS, n, _BLOCK_ROWS))
+    edges = np.unique(np.concatenate(([0], starts[at[at < len(starts)]], [n])))
+    return list(zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True))
+
+
 def duplicate_pairs(
     group: npt.NDArray[np.integer], arr: pa.Array
 ) -> npt.NDArray[np.int64]:
     """Row indices that repeat an earlier (group, string) pair, in row order.
 
-    Fingerprints find candidates in one sort; candidates are confirmed by
-    comparing the strings themselves, so a fingerprint collision never
-    reports a false duplicate.
+    Fingerprints find candidates by sorting, block by block when groups are
+    contiguous (see `_group_blocks`: small sorts, no array the size of the
+    input); candidates are confirmed by comparing the strings themselves, so
+    a fingerprint collision never reports a false duplicate, and every true
+    duplicate shares its fingerprint, so none is missed.
     """
     n = len(arr)
     if n < 2:
         return np.zeros(0, dtype=np.int64)
-    fp = fingerprints(arr)
-    with np.errstate(over="ignore"):
-        key = fp ^ (group.astype(np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F))
-    sk = np.sort(key)
-    if not (sk[1:] == sk[:-1]).any():
+    arr = as_string_array(arr)
+    parts: list[npt.NDArray[np.int64]] = []
+    for a, b in _group_blocks(group):
+        fp = fingerprints(arr if (a, b) == (0, n) else arr.slice(a, b - a))
+        with np.errstate(over="ignore"):
+            key = fp ^ (group[a:b].astype(np.uint64) * _GROUP_MIX)
+        sk = np.sort(key)
+        if not (sk[1:] == sk[:-1]).any():
+            continue
+        order = np.argsort(key, kind="stable")
+        sk = key[order]
+        same = sk[1:] == sk[:-1]
+        # Both rows of every key collision are candidates.
+        parts.append(a + np.concatenate([order[1:][same], order[:-1][same]]))
+    if not parts:
         return np.zeros(0, dtype=np.int64)
-    order = np.argsort(key, kind="stable")
-    sk = key[order]
-    same = sk[1:] == sk[:-1]
-    # Every true duplicate shares its key with an earlier row, so both rows are
-    # among the candidates; confirm exactly on the strings themselves.
-    cand = np.unique(np.concatenate([order[1:][same], order[:-1][same]]))
-    strings = arr.take(pa.array(cand)).to_pylist()
+    cand = np.unique(np.concatenate(parts))
+    strings = arr.take(arrow_indices(cand)).to_pylist()
     seen: set[tuple[int, str]] = set()
     dups: list[int] = []
     for row, text in zip(cand.tolist(), strings, strict=True):
@@ -156,6 +187,16 @@ def duplicate_pairs(
         else:
             seen.add(item)
     return np.array(dups, dtype=np.int64)
+
+
+def arrow_indices(rows: npt.NDArray[np.integer]) -> pa.Array:
+    """An int64 Arrow array over numpy row indices, zero-copy.
+
+    ``pa.array(ndarray)`` imports pandas on first use (a third of a second);
+    wrapping the buffer does not.
+    """
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(rows), [None, pa.py_buffer(rows)])
 
 
 _NUMPY_TYPES: dict[pa.DataType, type[np.generic]] = {
@@ -199,24 +240,33 @@ def to_numpy_filled(values: pa.Array, fill: int) -> np.ndarray:
     return np.where(valid, raw, fill)
 
 
-def find_bytes(values: pa.Array | pa.ChunkedArray, needles: bytes) -> int | None:
+def find_bytes(
+    values: pa.Array | pa.ChunkedArray, needles: bytes, block: int = 1 << 20
+) -> int | None:
     """Index of the first string that holds any byte of ``needles``, or None.
 
     Readers and writers use it to keep ids that a format cannot carry (a tab
     in a TSV field, whitespace in a TREC column, a NUL byte anywhere) out of
-    the data. One ``bytes.find`` per needle over the whole character buffer
-    runs at memory speed, where an Arrow regex over millions of ids costs the
-    better part of a second. Null slots must have been rejected beforehand.
+    the data. ``bytes.find`` per needle over the character buffer runs at
+    memory speed, where an Arrow regex over millions of ids costs the better
+    part of a second; the buffer is scanned in ``block``-byte pieces so no copy
+    of it is made. Null slots must have been rejected beforehand.
     """
     arr = as_string_array(values)
     if len(arr) == 0:
         return None
-    starts, lengths, data = _buffers(arr)
-    lo = int(starts[0])
-    hi = int(starts[-1] + lengths[-1])
-    blob = data[lo:hi].tobytes()
-    hits = [pos for byte in needles if (pos := blob.find(bytes((byte,)))) >= 0]
-    if not hits:
+    offset_type = np.int64 if pa.types.is_large_string(arr.type) else np.int32
+    offsets = np.frombuffer(arr.buffers()[1], dtype=offset_type, count=len(arr) + 1,
+                            offset=arr.offset * np.dtype(offset_type).itemsize)
+    lo, hi = int(offsets[0]), int(offsets[-1])
+    if hi == lo:
         return None
-    first = min(hits) + lo
-    return int(np.searchsorted(starts, first, side="right")) - 1
+    data = np.frombuffer(arr.buffers()[2], dtype=np.uint8)
+    singles = [bytes((b,)) for b in needles]
+    for at in range(lo, hi, block):
+        piece = data[at:min(at + block, hi)].tobytes()
+        hits = [pos for needle in singles if (pos := piece.find(needle)) >= 0]
+        if hits:
+            first = at + min(hits)
+            return int(np.searchsorted(offsets, first, side="right")) - 1
+    return None

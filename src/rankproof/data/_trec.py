@@ -30,7 +30,7 @@ import pyarrow.csv as pa_csv
 from rankproof._errors import InputError
 from rankproof.data._io import PathLike, atomic_write, is_gzip, read_bytes
 from rankproof.data._model import Dedupe, Qrels, Run
-from rankproof.data._strings import find_bytes, to_numpy
+from rankproof.data._strings import as_string_array, find_bytes, to_numpy
 
 ExtraColumns = Literal["error", "ignore"]
 
@@ -75,37 +75,64 @@ def _fast_table(
         return None
     try:
         source: Any = str(path)
-        if is_gzip(path):
+        gzipped = is_gzip(path)
+        if gzipped:
             source = pa.input_stream(str(path), compression="gzip")
-        # Every column is read (the unused ones dictionary-encoded, which is
-        # cheap) so that Arrow validates their UTF-8 as the careful path does.
+        # A plain file (the usual case, checked in one quick pass) is known to
+        # be valid UTF-8 with no stray whitespace, so only the needed columns
+        # are read. Otherwise every column is read (the unused ones
+        # dictionary-encoded) so that Arrow validates their UTF-8 as the
+        # careful path does, and the fields are checked for whitespace.
+        plain = not gzipped and _plain_bytes(path, delimiter)
         column_types = {n: types.get(n, pa.dictionary(pa.int32(), pa.string())) for n in names}
+        include = [n for n in names if n in types or n == "qid"] if plain else list(names)
         table = pa_csv.read_csv(
             source,
-            read_options=pa_csv.ReadOptions(column_names=list(names), block_size=16 << 20),
+            # 4 MiB blocks: as fast as larger ones on two cores, and Arrow's
+            # parse buffers in flight stay small (16 MiB blocks: +100 MiB peak).
+            read_options=pa_csv.ReadOptions(column_names=list(names), block_size=4 << 20),
             parse_options=pa_csv.ParseOptions(
                 delimiter=delimiter, quote_char=False, escape_char=False, double_quote=False
             ),
             convert_options=pa_csv.ConvertOptions(
-                column_types=column_types, include_columns=list(names),
+                column_types=column_types, include_columns=include,
                 strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[],
             ),
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError, OSError):
         return None
     table = table.unify_dictionaries()
-    return table if _fast_agrees(table) else None
+    return table if _fast_agrees(table, whitespace_checked=plain) else None
 
 
-def _fast_agrees(table: pa.Table) -> bool:
+def _plain_bytes(path: PathLike, delimiter: str, block: int = 1 << 20) -> bool:
+    """Whether the file is ASCII and holds no NUL and no whitespace byte other
+    than the delimiter and line ends.
+
+    Such a file is valid UTF-8 in every column, and Arrow's split on the one
+    delimiter is exactly the careful path's split on any whitespace. One pass
+    in 1 MiB blocks (``bytes.isascii`` and ``in`` run at memory speed) costs
+    well under a tenth of a second for a 7-million-line run.
+    """
+    allowed = b"\r\n" + delimiter.encode()
+    foreign = [bytes((b,)) for b in _WHITESPACE + b"\x00" if b not in allowed]
+    with open(path, "rb") as fh:
+        while chunk := fh.read(block):
+            if not chunk.isascii() or any(f in chunk for f in foreign):
+                return False
+    return True
+
+
+def _fast_agrees(table: pa.Table, *, whitespace_checked: bool = False) -> bool:
     """Whether Arrow's split of the file is the one the careful path would make.
 
     Arrow splits on one delimiter only, so a field holding another kind of
     whitespace (a tab in a space-separated file) would survive inside an id
-    where the careful path splits it; and a qid beginning with '#' is a
-    comment line, which the careful path skips.
+    where the careful path splits it (``whitespace_checked``: `_plain_bytes`
+    already ruled that out for the whole file); and a qid beginning with '#'
+    is a comment line, which the careful path skips.
     """
-    for name in table.column_names:
+    for name in [] if whitespace_checked else table.column_names:
         col = table.column(name)
         if pa.types.is_dictionary(col.type):
             chunks = [col.chunk(0).dictionary] if col.num_chunks else []
@@ -190,13 +217,13 @@ def read_trec_run(
     tag = _first_tag(path)
     types = {"qid": pa.dictionary(pa.int32(), pa.string()), "docid": pa.string(),
              "rank": pa.int64(), "score": pa.float64()}
-    table = _fast_table(path, _RUN_COLUMNS, types)
-    if table is not None:
+    # No reference to the table is kept: _contiguous frees it column by column.
+    columns = _contiguous(_fast_table(path, _RUN_COLUMNS, types))
+    if columns is not None:
         try:
             return Run.from_columns(
-                _dict_column(table.column("qid")), table.column("docid"),
-                to_numpy(table.column("score")), to_numpy(table.column("rank")),
-                name=run_name, tag=tag, source=str(path), dedupe=dedupe,
+                columns.pop("qid"), columns.pop("docid"), columns.pop("score"),
+                columns.pop("rank"), name=run_name, tag=tag, source=str(path), dedupe=dedupe,
             )
         except InputError:
             pass  # the careful path below reports it with its line number
@@ -235,12 +262,12 @@ def read_trec_qrels(path: PathLike, *, dedupe: Dedupe | None = None) -> Qrels:
     """Read TREC qrels: ``qid iter docid rel`` per line (``iter`` is ignored)."""
     types = {"qid": pa.dictionary(pa.int32(), pa.string()), "docid": pa.string(),
              "rel": pa.int64()}
-    table = _fast_table(path, _QRELS_COLUMNS, types)
-    if table is not None:
+    columns = _contiguous(_fast_table(path, _QRELS_COLUMNS, types))
+    if columns is not None:
         try:
             return Qrels.from_columns(
-                _dict_column(table.column("qid")), table.column("docid"),
-                to_numpy(table.column("rel")), source=str(path), dedupe=dedupe,
+                columns.pop("qid"), columns.pop("docid"), columns.pop("rel"),
+                source=str(path), dedupe=dedupe,
             )
         except InputError:
             pass
@@ -269,6 +296,33 @@ def _parse_int(text: str) -> int | None:
         return None
     value = int(text)
     return value if -_INT64_MAX - 1 <= value <= _INT64_MAX else None
+
+
+def _contiguous(table: pa.Table | None) -> dict[str, Any] | None:
+    """Each column of ``table`` as one contiguous array (numbers as numpy).
+
+    Arrow's reader returns one chunk per block; joining them copies. Columns
+    are converted one at a time and each column's chunks are freed (and handed
+    back to the system) before the next is copied, so the peak holds the table
+    plus one column, not the table twice. The caller must keep no reference
+    to ``table``.
+    """
+    if table is None:
+        return None
+    pool = pa.default_memory_pool()
+    out: dict[str, Any] = {}
+    for name in table.column_names:
+        col = table.column(name)
+        table = table.drop_columns([name])
+        if pa.types.is_dictionary(col.type):
+            out[name] = _dict_column(col)
+        elif pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            out[name] = as_string_array(col)
+        else:
+            out[name] = to_numpy(col)
+        del col
+        pool.release_unused()
+    return out
 
 
 def _dict_column(col: pa.ChunkedArray) -> pa.Array:

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rankproof.data._model import Qrels, Run
-from rankproof.data._strings import to_numpy, to_numpy_filled
+from rankproof.data._strings import arrow_indices, to_numpy, to_numpy_filled
 from rankproof.measures._kernels import KERNELS, Judged
 from rankproof.measures._measure import Measure, parse_many
 from rankproof.measures._order import Order, ranked_order
@@ -102,7 +102,7 @@ def evaluate(
     vocab, qkeys, qrels_sorted = _judged_doc_index(qrels)
     doc_hit = pc.index_in(run.docids, value_set=vocab)
     hit_rows = np.flatnonzero(to_numpy(doc_hit.is_valid()))
-    hit_docs = to_numpy(doc_hit.take(pa.array(hit_rows))).astype(np.int64)
+    hit_docs = to_numpy(doc_hit.take(arrow_indices(hit_rows))).astype(np.int64)
     hit_topic = tmap[run.qid_codes[hit_rows]]
     valid = hit_topic >= 0
     hit_rows, hit_docs, hit_topic = hit_rows[valid], hit_docs[valid], hit_topic[valid]
@@ -113,7 +113,7 @@ def evaluate(
     j_rows = hit_rows[matched]
     j_topic = hit_topic[matched]
     j_rel = qrels_sorted[at_clipped[matched]]
-    j_pos = ranking.positions[ranking.slot_of_rows(j_rows)]
+    j_pos = ranking.positions_at(ranking.slot_of_rows(j_rows))
     sort = np.lexsort((j_pos, j_topic))
 
     num_ret_all = np.bincount(run.qid_codes, minlength=len(run.qid_vocab)).astype(np.int64)

@@ -13,6 +13,7 @@ their docids looked at.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 import numpy as np
@@ -21,7 +22,7 @@ import pyarrow as pa
 
 from rankproof._errors import InputError
 from rankproof.data._model import Run
-from rankproof.data._strings import order_words
+from rankproof.data._strings import arrow_indices, order_words
 
 Order = Literal["score", "rank"]
 
@@ -31,12 +32,26 @@ class RankedOrder:
     """``rows[i]`` is the run row at ranked slot ``i``; ``positions[i]`` its 0-based rank.
 
     ``rows`` is None when the stored row order already is the ranked order.
+    ``positions`` is built on first use; the evaluator only needs the ranks of
+    the few judged rows, which `positions_at` gives without an array the size
+    of the run.
     """
 
     rows: npt.NDArray[np.int64] | None
-    positions: npt.NDArray[np.int64]
+    starts: npt.NDArray[np.int64]
+    """The first slot of each query's block of slots."""
+    n_slots: int
     n_ties: int
     resorted: bool
+
+    @cached_property
+    def positions(self) -> npt.NDArray[np.int64]:
+        lengths = np.diff(np.concatenate((self.starts, [self.n_slots])))
+        return np.arange(self.n_slots, dtype=np.int64) - np.repeat(self.starts, lengths)
+
+    def positions_at(self, slots: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """0-based rank of each given slot (``positions[slots]``)."""
+        return slots - self.starts[np.searchsorted(self.starts, slots, side="right") - 1]
 
     def row_ids(self, n: int) -> npt.NDArray[np.int64]:
         return np.arange(n, dtype=np.int64) if self.rows is None else self.rows
@@ -92,9 +107,7 @@ def ranked_order(run: Run, order: Order = "score") -> RankedOrder:
     if n_ties:
         rows = _break_ties(run.docids, rows, tied, n)
     starts = np.concatenate(([0], np.flatnonzero(boundary) + 1)).astype(np.int64)
-    lengths = np.diff(np.concatenate((starts, [n])))
-    positions = np.arange(n, dtype=np.int64) - np.repeat(starts, lengths)
-    return RankedOrder(rows=rows, positions=positions, n_ties=n_ties,
+    return RankedOrder(rows=rows, starts=starts, n_slots=n, n_ties=n_ties,
                        resorted=rows is not None)
 
 
@@ -110,7 +123,7 @@ def _break_ties(
     starts_group[1:] = ~tied[slots[1:] - 1]
     group = np.cumsum(starts_group)
     slot_rows = slots if rows is None else rows[slots]
-    words = order_words(docids.take(pa.array(slot_rows)))
+    words = order_words(docids.take(arrow_indices(slot_rows)))
     keys = [~words[:, j] for j in range(words.shape[1] - 1, -1, -1)]
     within = np.lexsort((*keys, group))
     if np.array_equal(within, np.arange(len(slots))):

@@ -1,0 +1,375 @@
+"""End-to-end and compute-only timings of rankproof against its Python peers.
+
+Usage::
+
+    .venv/bin/python benchmarks/measures.py            # MS MARCO scale, 6,980 x 1,000
+    .venv/bin/python benchmarks/measures.py --topics 500 --repeat 1   # a quick look
+
+Each system runs in its own fresh process (so peak memory is per system) and
+reports, as JSON: import time, load time (files -> the library's objects),
+compute time (objects -> the four means; the best of ``--compute-repeat``
+calls is the *compute-alone* figure), peak RSS, and the means themselves.
+The parent checks that every system agrees with rankproof to 4 decimals
+before printing any speed-up, and writes everything to
+``<out-dir>/measures-results.json``.
+
+Measures: nDCG@10, RR@10 (MRR@10), R@1000 (recall@1000), AP (map).
+pytrec_eval has no RR cutoff, so its row reports ``recip_rank`` (RR without
+cutoff); rankproof's RR is computed (untimed) to check it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from _common import MSMARCO_DOCS, peak_rss_mib, run_child, synthetic_paths, write_synthetic
+
+SYSTEMS = ("rankproof", "ranx", "pytrec_eval", "ir_measures")
+MEASURES = ("nDCG@10", "RR@10", "R@1000", "AP")
+TOLERANCE = 5e-5  # "agree to 4 decimals"
+
+TARGETS = {
+    "end_to_end_vs_fastest_peer": 3.0,
+    "compute_vs_ranx_after_warmup": 3.0,
+}
+
+
+# -- child processes: one system each -------------------------------------------
+
+def _best(calls: int, fn: Any) -> tuple[float, float, Any]:
+    """Time ``fn`` ``calls`` times; (first time, best time, first result)."""
+    times: list[float] = []
+    first: Any = None
+    for i in range(calls):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+        if i == 0:
+            first = out
+    return times[0], min(times), first
+
+
+def child_rankproof(run_path: str, qrels_path: str, calls: int) -> dict[str, Any]:
+    t = time.perf_counter()
+    import rankproof as rp
+    import_s = time.perf_counter() - t
+
+    t = time.perf_counter()
+    qrels = rp.read_trec_qrels(qrels_path)
+    run = rp.read_trec_run(run_path)
+    load_s = time.perf_counter() - t
+    compute_s, best_s, means = _best(calls, lambda: rp.evaluate(qrels, run, MEASURES).mean())
+    # Untimed: RR without cutoff, to check pytrec_eval's recip_rank.
+    extra = rp.evaluate(qrels, run, ["RR"]).mean()
+    return {"import_s": import_s, "load_s": load_s, "compute_s": compute_s,
+            "compute_best_s": best_s, "means": {**means, "RR": extra["RR"]}}
+
+
+RANX_METRICS = {"nDCG@10": "ndcg@10", "RR@10": "mrr@10", "R@1000": "recall@1000", "AP": "map"}
+
+
+def child_ranx(run_path: str, qrels_path: str, calls: int) -> dict[str, Any]:
+    t = time.perf_counter()
+    import ranx
+    import_s = time.perf_counter() - t
+    metrics = list(RANX_METRICS.values())
+
+    # Numba JIT warm-up: the same steps on the first 12 topics of the same
+    # files. Same files, because numba compiles per docid array dtype (``<U7``
+    # for MS MARCO ids), so a toy input would leave compilation in the timed
+    # load. At least 10 topics: ranx drops to one thread for fewer, and that
+    # setting would persist into the timed call.
+    warm_run, warm_qrels = _prefix_files(run_path, qrels_path, topics=12)
+    t = time.perf_counter()
+    ranx.evaluate(ranx.Qrels.from_file(warm_qrels, kind="trec"),
+                  ranx.Run.from_file(warm_run, kind="trec"), metrics)
+    warmup_s = time.perf_counter() - t
+
+    t = time.perf_counter()
+    qrels = ranx.Qrels.from_file(qrels_path, kind="trec")
+    run = ranx.Run.from_file(run_path, kind="trec")
+    load_s = time.perf_counter() - t
+    compute_s, best_s, raw = _best(calls, lambda: ranx.evaluate(qrels, run, metrics))
+    means = {ours: float(raw[theirs]) for ours, theirs in RANX_METRICS.items()}
+    return {"import_s": import_s, "warmup_s": warmup_s, "load_s": load_s,
+            "compute_s": compute_s, "compute_best_s": best_s, "means": means}
+
+
+def _prefix_files(run_path: str, qrels_path: str, topics: int) -> tuple[str, str]:
+    """The first ``topics`` topics of a run and their qrels, as temporary files."""
+    import tempfile
+
+    out = Path(tempfile.mkdtemp(prefix="rankproof-bench-"))
+    seen: list[str] = []
+    with open(run_path) as src, open(out / "run.trec", "w") as dst:
+        for line in src:
+            qid = line.split(maxsplit=1)[0]
+            if qid not in seen:
+                if len(seen) == topics:
+                    break
+                seen.append(qid)
+            dst.write(line)
+    wanted = set(seen)
+    with open(qrels_path) as src, open(out / "qrels.txt", "w") as dst:
+        dst.writelines(line for line in src if line.split(maxsplit=1)[0] in wanted)
+    return str(out / "run.trec"), str(out / "qrels.txt")
+
+
+PYTREC_MEASURES = {"nDCG@10": "ndcg_cut_10", "RR": "recip_rank", "R@1000": "recall_1000",
+                   "AP": "map"}
+
+
+def child_pytrec_eval(run_path: str, qrels_path: str, calls: int) -> dict[str, Any]:
+    t = time.perf_counter()
+    import pytrec_eval
+    import_s = time.perf_counter() - t
+
+    t = time.perf_counter()
+    with open(qrels_path) as fh:
+        qrels = pytrec_eval.parse_qrel(fh)
+    with open(run_path) as fh:
+        run = pytrec_eval.parse_run(fh)
+    load_s = time.perf_counter() - t
+
+    def compute() -> dict[str, float]:
+        evaluator = pytrec_eval.RelevanceEvaluator(
+            qrels, {"ndcg_cut.10", "recip_rank", "recall.1000", "map"})
+        per_query = evaluator.evaluate(run)
+        # trec_eval -c: every qrels topic counts, a topic the run lacks scores 0.
+        n = len(qrels)
+        return {ours: sum(v[theirs] for v in per_query.values()) / n
+                for ours, theirs in PYTREC_MEASURES.items()}
+
+    compute_s, best_s, means = _best(calls, compute)
+    return {"import_s": import_s, "load_s": load_s, "compute_s": compute_s,
+            "compute_best_s": best_s, "means": means,
+            "notes": ["recip_rank has no cutoff: RR@10 not available; RR checked instead"]}
+
+
+def child_ir_measures(run_path: str, qrels_path: str, calls: int) -> dict[str, Any]:
+    t = time.perf_counter()
+    import ir_measures
+    from ir_measures import AP, RR, R, nDCG
+    import_s = time.perf_counter() - t
+    wanted = {"nDCG@10": nDCG @ 10, "RR@10": RR @ 10, "R@1000": R @ 1000, "AP": AP}
+
+    # ir_measures reads files lazily inside calc_aggregate: load and compute
+    # are one step, reported as compute.
+    t = time.perf_counter()
+    agg = ir_measures.calc_aggregate(list(wanted.values()),
+                                     ir_measures.read_trec_qrels(qrels_path),
+                                     ir_measures.read_trec_run(run_path))
+    total_s = time.perf_counter() - t
+    means = {ours: float(agg[m]) for ours, m in wanted.items()}
+    return {"import_s": import_s, "load_s": None, "compute_s": total_s,
+            "compute_best_s": None, "means": means,
+            "notes": ["reads the files lazily inside calc_aggregate: no separate load time"]}
+
+
+CHILDREN = {"rankproof": child_rankproof, "ranx": child_ranx,
+            "pytrec_eval": child_pytrec_eval, "ir_measures": child_ir_measures}
+
+
+def child_main(system: str, run_path: str, qrels_path: str, calls: int) -> None:
+    out = CHILDREN[system](run_path, qrels_path, calls)
+    out["system"] = system
+    out["total_s"] = (out["load_s"] or 0.0) + out["compute_s"]
+    out["peak_mib"] = peak_rss_mib()
+    print(json.dumps(out))
+
+
+# -- parent: orchestrate, check, report ------------------------------------------
+
+def _ratio(theirs: float | None, ours: float | None) -> float | None:
+    if theirs is None or ours is None or ours <= 0:
+        return None
+    return theirs / ours
+
+
+def _fmt(value: float | None, spec: str = ".2f", suffix: str = "") -> str:
+    return "-" if value is None else f"{value:{spec}}{suffix}"
+
+
+def aggregate(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    """Best repeat by total time; compute-alone is the best compute seen in any repeat."""
+    best = dict(min(samples, key=lambda s: s["total_s"]))
+    computes = [s["compute_best_s"] for s in samples if s.get("compute_best_s") is not None]
+    best["compute_alone_s"] = min(computes) if computes else None
+    best["peak_mib"] = max(s["peak_mib"] for s in samples)
+    best["repeats"] = len(samples)
+    best["all_totals_s"] = [s["total_s"] for s in samples]
+    return best
+
+
+def check_agreement(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    ours = results["rankproof"]["means"]
+    rows = []
+    for system, res in results.items():
+        if system == "rankproof":
+            continue
+        for key, value in res["means"].items():
+            if key not in ours:
+                continue
+            diff = abs(value - ours[key])
+            rows.append({"system": system, "measure": key, "theirs": value,
+                         "rankproof": ours[key], "abs_diff": diff,
+                         "agree": diff <= TOLERANCE})
+    return rows
+
+
+def render(results: dict[str, dict[str, Any]], agreement: list[dict[str, Any]],
+           info: dict[str, Any]) -> str:
+    ours = results["rankproof"]
+    head = (f"{'system':<12} {'import s':>8} {'warm-up s':>9} {'load s':>7} {'compute s':>9} "
+            f"{'total s':>8} {'peak MiB':>9} {'total x':>8} {'compute x':>9} {'mem x':>6}")
+    lines = [
+        f"rankproof measures benchmark: {info['topics']} topics x {info['depth']} docs "
+        f"({info['run_lines']:,} run lines), seed {info['seed']}, best of {info['repeat']} "
+        f"process(es); compute-alone = best of {info['compute_repeat']} calls",
+        f"machine: {info['cpus']} CPUs, load average at start {info['load_start']}, "
+        f"at end {info['load_end']}",
+        head, "-" * len(head),
+    ]
+    for system, res in results.items():
+        lines.append(
+            f"{system:<12} {_fmt(res['import_s']):>8} {_fmt(res.get('warmup_s')):>9} "
+            f"{_fmt(res['load_s']):>7} {_fmt(res['compute_s']):>9} {_fmt(res['total_s']):>8} "
+            f"{_fmt(res['peak_mib'], '.0f'):>9} "
+            f"{_fmt(_ratio(res['total_s'], ours['total_s']), '.1f', 'x'):>8} "
+            f"{_fmt(_ratio(res['compute_alone_s'], ours['compute_alone_s']), '.1f', 'x'):>9} "
+            f"{_fmt(_ratio(res['peak_mib'], ours['peak_mib']), '.1f', 'x'):>6}"
+        )
+    lines.append("")
+    lines.append("compute alone (objects already loaded; ranx after JIT warm-up):")
+    for system, res in results.items():
+        if res["compute_alone_s"] is not None:
+            r = _ratio(res["compute_alone_s"], ours["compute_alone_s"])
+            lines.append(f"  {system:<12} {res['compute_alone_s']:.3f} s   "
+                         f"{_fmt(r, '.1f', 'x')} rankproof's time")
+    lines.append("")
+    lines.append("x columns: their time (or memory) / rankproof's; total = load + compute "
+                 "(imports and ranx's JIT warm-up are shown, not included)")
+    bad = [a for a in agreement if not a["agree"]]
+    checked = sorted({a["measure"] for a in agreement})
+    if bad:
+        for a in bad:
+            lines.append(f"WARNING: {a['system']} {a['measure']} = {a['theirs']:.6f}, "
+                         f"rankproof = {a['rankproof']:.6f} (diff {a['abs_diff']:.2e})")
+    else:
+        lines.append(f"agreement: every system matches rankproof to 4 decimals on "
+                     f"{', '.join(checked)}")
+    means = ours["means"]
+    lines.append("means: " + ", ".join(f"{k} {v:.4f}" for k, v in means.items()))
+    for system, res in results.items():
+        for note in res.get("notes", []):
+            lines.append(f"note ({system}): {note}")
+    for name, verdict in info["targets"].items():
+        lines.append(f"target {name}: {verdict}")
+    return "\n".join(lines)
+
+
+def targets(results: dict[str, dict[str, Any]]) -> dict[str, str]:
+    ours = results["rankproof"]
+    out: dict[str, str] = {}
+    peers = {s: r for s, r in results.items() if s != "rankproof"}
+    if peers:
+        fastest = min(peers, key=lambda s: peers[s]["total_s"])
+        r = peers[fastest]["total_s"] / ours["total_s"]
+        goal = TARGETS["end_to_end_vs_fastest_peer"]
+        out["end_to_end_vs_fastest_peer"] = (
+            f"{'MET' if r >= goal else 'NOT MET'} ({r:.1f}x vs {fastest}, goal {goal:.0f}x)")
+        heavier = [s for s, p in peers.items() if p["peak_mib"] <= ours["peak_mib"]]
+        out["peak_memory_below_every_peer"] = (
+            "MET" if not heavier else f"NOT MET ({', '.join(heavier)} use no more)")
+    if "ranx" in results and results["ranx"]["compute_alone_s"]:
+        r = results["ranx"]["compute_alone_s"] / ours["compute_alone_s"]
+        goal = TARGETS["compute_vs_ranx_after_warmup"]
+        out["compute_vs_ranx_after_warmup"] = (
+            f"{'MET' if r >= goal else 'NOT MET'} ({r:.1f}x, goal {goal:.0f}x)")
+    return out
+
+
+def _load_average() -> str:
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--topics", type=int, default=6980)
+    parser.add_argument("--depth", type=int, default=1000)
+    parser.add_argument("--docs", type=int, default=MSMARCO_DOCS,
+                        help="size of the docid space (default: MS MARCO passage)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out-dir", type=Path, default=Path("bench-data"))
+    parser.add_argument("--systems", nargs="+", choices=SYSTEMS, default=list(SYSTEMS),
+                        help="rankproof always runs (the ratios need it)")
+    parser.add_argument("--repeat", type=int, default=2,
+                        help="fresh processes per system; the best total is kept")
+    parser.add_argument("--compute-repeat", type=int, default=3,
+                        help="evaluate calls per process for the compute-alone figure")
+    parser.add_argument("--child", choices=SYSTEMS, help=argparse.SUPPRESS)
+    parser.add_argument("--run", help=argparse.SUPPRESS)
+    parser.add_argument("--qrels", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.child:
+        child_main(args.child, args.run, args.qrels, args.compute_repeat)
+        return 0
+
+    paths = synthetic_paths(args.out_dir, args.topics, args.depth, args.seed, args.docs)
+    t = time.perf_counter()
+    if write_synthetic(paths, args.topics, args.depth, args.seed, args.docs):
+        print(f"wrote {paths.run} and {paths.qrels} in {time.perf_counter() - t:.1f} s",
+              file=sys.stderr)
+    systems = ["rankproof", *[s for s in args.systems if s != "rankproof"]]
+    load_start = _load_average()
+    samples: dict[str, list[dict[str, Any]]] = {s: [] for s in systems}
+    script = str(Path(__file__).resolve())
+    for rep in range(args.repeat):
+        # Interleaved, so that a busy spell on a shared machine hits every system.
+        for system in systems:
+            print(f"[{rep + 1}/{args.repeat}] {system} ...", file=sys.stderr, flush=True)
+            samples[system].append(run_child(
+                [script, "--child", system, "--run", str(paths.run), "--qrels",
+                 str(paths.qrels), "--compute-repeat", str(args.compute_repeat)]))
+    results = {s: aggregate(v) for s, v in samples.items()}
+    agreement = check_agreement(results)
+    info: dict[str, Any] = {
+        "topics": args.topics, "depth": args.depth, "docs": args.docs, "seed": args.seed,
+        "run_file": str(paths.run), "qrels_file": str(paths.qrels),
+        "run_lines": args.topics * args.depth, "repeat": args.repeat,
+        "compute_repeat": args.compute_repeat, "cpus": os.cpu_count(),
+        "load_start": load_start, "load_end": _load_average(),
+        "python": platform.python_version(), "platform": platform.platform(),
+    }
+    info["targets"] = targets(results)
+    print(render(results, agreement, info))
+    payload = {
+        "info": info, "measures": list(MEASURES), "results": results,
+        "ratios": {s: {"total": _ratio(r["total_s"], results["rankproof"]["total_s"]),
+                       "compute_alone": _ratio(r["compute_alone_s"],
+                                               results["rankproof"]["compute_alone_s"]),
+                       "peak_memory": _ratio(r["peak_mib"], results["rankproof"]["peak_mib"])}
+                   for s, r in results.items()},
+        "agreement": agreement,
+    }
+    out = args.out_dir / "measures-results.json"
+    tmp = out.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(payload, indent=2) + "\n")
+    tmp.replace(out)
+    print(f"results written to {out}", file=sys.stderr)
+    return 0 if all(a["agree"] for a in agreement) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
