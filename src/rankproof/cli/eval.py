@@ -196,14 +196,16 @@ def eval_command(
     if fmt is EvalFormat.json:
         typer.echo(text, nl=False)
     elif fmt is EvalFormat.md:
-        typer.echo(comparison_markdown(comparison))
+        if comparison is not None:
+            typer.echo(comparison_markdown(comparison))
     else:
         console.print(stage_table(report))
-        console.print()
-        table, notes = comparison_compact_table(comparison)
-        console.print(table)
-        for note in notes:
-            console.print(note, highlight=False)
+        if comparison is not None:
+            console.print()
+            table, notes = comparison_compact_table(comparison)
+            console.print(table)
+            for note in notes:
+                console.print(note, highlight=False)
     for cav in report.caveats:
         err_console.print(f"[yellow]caveat:[/] {cav}")
     err_console.print(f"report written to {', '.join(map(str, outputs))}")

@@ -12,6 +12,7 @@ the rank of its best chunk.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -40,7 +41,7 @@ from rankproof.harness._report import (
     StageComparison,
     StageResult,
 )
-from rankproof.measures import evaluate, ranked_order, resolve_measures
+from rankproof.measures import Measure, evaluate, ranked_order, resolve_measures
 from rankproof.retrieval import (
     BM25Retriever,
     DenseRetriever,
@@ -105,7 +106,9 @@ class EvalConfig:
             raise ValueError(f"granularity must be 'chunk' or 'document', got {self.granularity!r}")
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The configuration as plain JSON values (tuples become lists)."""
+        data: dict[str, Any] = json.loads(json.dumps(asdict(self)))
+        return data
 
 
 def _cache_dir() -> Path:
@@ -213,7 +216,7 @@ def _chunk_depth(inputs: EvalInputs, config: EvalConfig) -> int:
 
 
 def run_experiment(inputs: EvalInputs, config: EvalConfig,
-                   progress: Progress | None = None) -> tuple[EvalReport, Comparison]:
+                   progress: Progress | None = None) -> tuple[EvalReport, Comparison | None]:
     """Index, search, measure and compare every stage; return the report and the comparison."""
     config.check()
     say = progress or (lambda _msg: None)
@@ -237,15 +240,19 @@ def run_experiment(inputs: EvalInputs, config: EvalConfig,
     measures = resolve_measures(config.measures)
     say("measuring and comparing")
     scored = set(inputs.qrels.topics)
-    comparison = compare({n: _restrict(r, scored) for n, r in runs.items()}, inputs.qrels,
-                         measures, baseline="bm25", test=config.test,  # type: ignore[arg-type]
-                         alpha=config.alpha, correction=config.correction,
-                         resamples=config.resamples, seed=config.seed,
-                         complete_judgments=inputs.complete_judgments)
+    comparison: Comparison | None = None
+    if len(runs) > 1:
+        comparison = compare({n: _restrict(r, scored) for n, r in runs.items()}, inputs.qrels,
+                             measures, baseline="bm25", test=config.test,  # type: ignore[arg-type]
+                             alpha=config.alpha, correction=config.correction,
+                             resamples=config.resamples, seed=config.seed,
+                             complete_judgments=inputs.complete_judgments)
 
+    judged_ms = tuple(dict.fromkeys(Measure("Judged", cutoff=m.cutoff or 100) for m in measures))
     stage_results = []
     for name, run in runs.items():
-        pq = evaluate(inputs.qrels, run, measures)
+        full = evaluate(inputs.qrels, run, (*measures, *judged_ms))
+        pq = full.select(measures)
         out = outputs[name]
         stage_results.append(StageResult(
             name=name, config=dict(out.config), notes=list(out.notes),
@@ -254,7 +261,7 @@ def run_experiment(inputs: EvalInputs, config: EvalConfig,
                        for q, row in zip(pq.qids, pq.values.tolist(), strict=True)},
             latency=latency_summary(dict(out.latency_ms)),
             latency_ms={q: float(v) for q, v in out.latency_ms.items()},
-            judged=dict(comparison.judged[name]),
+            judged={str(j): full.mean(j) for j in judged_ms},
         ))
     comparisons = [
         StageComparison(
@@ -268,10 +275,11 @@ def run_experiment(inputs: EvalInputs, config: EvalConfig,
             effect_size=row.result.effect_size, queries_needed=row.result.queries_needed,
             verdict=row.verdict, underpowered=row.underpowered, notes=list(row.notes),
         )
-        for row in comparison.rows
+        for row in (comparison.rows if comparison is not None else ())
     ]
     caveats = list(dict.fromkeys(
-        [*inputs.notes, *(n for o in outputs.values() for n in o.notes), *comparison.caveats]
+        [*inputs.notes, *(n for o in outputs.values() for n in o.notes),
+         *(comparison.caveats if comparison is not None else ())]
     ))
     if inputs.no_answer:
         caveats.append(f"{len(inputs.no_answer)} query(ies) without an answer in the corpus are "
@@ -291,7 +299,7 @@ def run_experiment(inputs: EvalInputs, config: EvalConfig,
             name=inputs.name, source=inputs.source, documents=len(inputs.corpus.documents),
             chunks=len(inputs.corpus.chunks), chunk_size=inputs.corpus.chunk_size,
             overlap=inputs.corpus.overlap, granularity=inputs.granularity,
-            queries=len(inputs.queries), scored_queries=comparison.n_topics,
+            queries=len(inputs.queries), scored_queries=len(inputs.qrels.topics),
             no_answer_queries=list(inputs.no_answer), categories=dict(inputs.categories),
         ),
         measures=[str(m) for m in measures],

@@ -1,0 +1,169 @@
+"""The experiment harness and ``rankproof eval`` on the bundled golden corpus."""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import cache
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rankproof import Run
+from rankproof.cli import app
+from rankproof.harness import (
+    EvalConfig,
+    EvalReport,
+    collapse_to_documents,
+    golden_inputs,
+    nearest_rank,
+    run_experiment,
+)
+from rankproof.retrieval import HASHING_NOTE, PLUMBING_NOTE, make_plumbing_cross_encoder
+
+runner = CliRunner()
+FAST = EvalConfig(stages=("bm25", "dense", "fusion"), embedder="hashing", resamples=500)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory,
+                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RANKPROOF_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+@cache
+def _fast_report() -> EvalReport:
+    report, _ = run_experiment(golden_inputs("chunk", 800, 100), FAST)
+    return report
+
+
+def test_report_shape_and_baseline_first() -> None:
+    report = _fast_report()
+    assert [s.name for s in report.stages] == ["bm25", "dense", "fusion"]
+    assert report.baseline == "bm25" and report.schema_version == 1
+    assert report.measures == ["R@1", "R@5", "R@10", "RR@10", "nDCG@10"]
+    assert report.inputs.documents >= 40 and report.inputs.queries >= 60
+    assert {c.stage for c in report.comparisons} == {"dense", "fusion"}
+    assert len(report.comparisons) == 2 * 5
+    for stage in report.stages:
+        assert set(stage.per_query) == set(report.stage("bm25").per_query)
+        mean = sum(v["nDCG@10"] for v in stage.per_query.values()) / len(stage.per_query)
+        assert stage.means["nDCG@10"] == pytest.approx(mean)
+        assert stage.latency.n == report.inputs.queries
+        assert stage.latency.p50 <= stage.latency.p95 <= stage.latency.p99 <= stage.latency.max
+    assert report.provenance.corpus_digest.startswith("sha256:")
+    assert report.provenance.seed == 0
+
+
+def test_hashing_embedder_is_stamped() -> None:
+    report = _fast_report()
+    assert HASHING_NOTE in report.caveats
+    assert HASHING_NOTE in report.stage("dense").notes
+
+
+def test_rerun_is_identical_apart_from_timings() -> None:
+    again, _ = run_experiment(golden_inputs("chunk", 800, 100), FAST)
+    assert again.without_timings() == _fast_report().without_timings()
+
+
+def test_quote_judgments_do_not_raise_the_unjudged_caveat() -> None:
+    assert not any(c.notes for c in _fast_report().comparisons)
+
+
+def test_report_round_trips_through_json() -> None:
+    report = _fast_report()
+    again = EvalReport.model_validate_json(report.model_dump_json())
+    assert again == report
+
+
+def test_report_rejects_duplicate_stage_names() -> None:
+    data = _fast_report().model_dump(mode="json")
+    data["stages"][2]["name"] = "dense"
+    with pytest.raises(ValueError, match="unique"):
+        EvalReport.model_validate(data)
+
+
+def test_nearest_rank_p95_of_twenty_is_not_the_maximum() -> None:
+    values = [float(i) for i in range(1, 21)]
+    assert nearest_rank(values, 95) == 19.0
+    assert nearest_rank(values, 50) == 10.0
+    assert nearest_rank(values, 99) == 20.0
+
+
+def test_document_granularity_collapses_to_first_seen_documents() -> None:
+    run = Run.from_dict({"q": {"a#0": 0.9, "b#0": 0.8, "a#1": 0.7, "c#2": 0.7}})
+    docs = collapse_to_documents(run, {"a#0": "a", "a#1": "a", "b#0": "b", "c#2": "c"})
+    # a#1 and c#2 tie: trec_eval order puts c#2 (docid descending) first.
+    assert [d for _, d, _ in docs.iter_rows()] == ["a", "b", "c"]
+    report, _ = run_experiment(golden_inputs("document", 800, 100),
+                               EvalConfig(stages=("bm25",), resamples=200))
+    assert report.inputs.granularity == "document"
+    assert len(report.stages) == 1
+
+
+def test_config_errors() -> None:
+    with pytest.raises(ValueError, match="first stage must be bm25"):
+        EvalConfig(stages=("dense", "bm25")).check()
+    with pytest.raises(ValueError, match="unknown stage"):
+        EvalConfig(stages=("bm25", "splade")).check()
+    with pytest.raises(ValueError, match="rerank stage is unavailable"):
+        EvalConfig(stages=("bm25", "rerank")).check()
+    with pytest.raises(ValueError, match="fusion"):
+        EvalConfig(stages=("bm25", "fusion")).check()
+
+
+def test_cli_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["eval", "--dry-run", "--embedder", "hashing"])
+    assert result.exit_code == 0, result.output
+    assert "plan" in result.stdout and "bm25, dense, fusion" in result.stdout
+    assert "86" in result.stdout  # queries
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_eval_writes_report_and_prints_caveat(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    extra = tmp_path / "out" / "report.json"
+    result = runner.invoke(app, ["eval", "--embedder", "hashing", "--resamples", "300",
+                                 "--quiet", "-o", str(extra)])
+    assert result.exit_code == 0, result.output
+    latest = tmp_path / "evals" / "results" / "latest.json"
+    assert json.loads(latest.read_text())["kind"] == "rankproof.eval"
+    assert extra.read_text() == latest.read_text()
+    assert "test-double embedder" in result.stderr
+    assert "vs bm25" in result.stdout and "nDCG@10" in result.stdout
+    leftovers = [p for p in (tmp_path / "evals" / "results").iterdir() if p.name != "latest.json"]
+    assert leftovers == []
+
+
+def test_cli_rejects_bad_stage_and_missing_rerank_model(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    bad = runner.invoke(app, ["eval", "--stages", "bm25,colbert", "--dry-run"])
+    assert bad.exit_code == 2 and "unknown stage" in bad.stderr
+    rr = runner.invoke(app, ["eval", "--stages", "bm25,dense,fusion,rerank", "--dry-run"])
+    assert rr.exit_code == 2 and "rerank" in rr.stderr and "--rerank-model" in rr.stderr \
+        or "model" in rr.stderr
+    assert not (tmp_path / "evals").exists()
+
+
+def test_rerank_stage_with_a_plumbing_cross_encoder(tmp_path: Path) -> None:
+    model = make_plumbing_cross_encoder(tmp_path / "tiny-ce")
+    config = EvalConfig(stages=("bm25", "dense", "fusion", "rerank"), embedder="hashing",
+                        rerank_model=str(model), rerank_depth=10, resamples=200)
+    report, _ = run_experiment(golden_inputs("chunk", 800, 100), config)
+    assert [s.name for s in report.stages][-1] == "rerank"
+    assert PLUMBING_NOTE in report.caveats
+
+
+@pytest.mark.skipif(os.environ.get("RANKPROOF_SKIP_MODEL") == "1", reason="model disabled")
+def test_real_embedder_run_is_not_a_test_double(tmp_path: Path) -> None:
+    report, _ = run_experiment(golden_inputs("chunk", 800, 100),
+                               EvalConfig(stages=("bm25", "dense", "fusion"), resamples=500))
+    assert HASHING_NOTE not in report.caveats
+    assert report.stage("dense").config["model"].endswith("all-MiniLM-L6-v2")
+    # A real sentence embedder finds the answer chunk in its top 10 for most queries.
+    assert report.stage("dense").means["R@10"] > 0.8
