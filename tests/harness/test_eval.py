@@ -145,7 +145,7 @@ def test_cli_rejects_bad_stage_and_missing_rerank_model(tmp_path: Path,
     bad = runner.invoke(app, ["eval", "--stages", "bm25,colbert", "--dry-run"])
     assert bad.exit_code == 2 and "unknown stage" in bad.stderr
     rr = runner.invoke(app, ["eval", "--stages", "bm25,dense,fusion,rerank", "--dry-run"])
-    assert rr.exit_code == 2 and "rerank" in rr.stderr and "--rerank-model" in rr.stderr \
+    assert (rr.exit_code == 2 and "rerank" in rr.stderr and "--rerank-model" in rr.stderr) \
         or "model" in rr.stderr
     assert not (tmp_path / "evals").exists()
 
