@@ -154,3 +154,23 @@ def test_invalid_ids_are_refused_before_the_first_byte(writer, data, tmp_path) -
     with pytest.raises(InputError):
         writer(data, tmp_path / "out")
     assert listing(tmp_path) == []
+
+
+def test_written_files_follow_the_umask_and_gzip_is_reproducible(tmp_path: Path) -> None:
+    import gzip
+    import os
+
+    from rankproof.data._io import atomic_write
+
+    old = os.umask(0o022)
+    try:
+        digests = []
+        for name in ("a.txt.gz", "b.txt.gz"):
+            with atomic_write(tmp_path / name) as fh:
+                fh.write("q1 0 d1 1\n")
+            digests.append((tmp_path / name).read_bytes())
+            assert (tmp_path / name).stat().st_mode & 0o777 == 0o644
+        assert digests[0] == digests[1]  # no file name or time in the gzip header
+        assert gzip.decompress(digests[0]) == b"q1 0 d1 1\n"
+    finally:
+        os.umask(old)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import io
 import os
 import tempfile
 from collections.abc import Iterator
@@ -36,17 +37,25 @@ def atomic_write(
     """Write to a temporary file beside ``path``, then rename it into place.
 
     A failure part-way leaves ``path`` untouched and no temporary file behind.
-    A ``.gz`` suffix writes gzip-compressed text.
+    The file gets the permissions a plain ``open`` would give it (``0o666``
+    less the umask), not ``mkstemp``'s private ``0o600``. A ``.gz`` suffix
+    writes gzip-compressed text with no name or time in the header, so the
+    same content always gives the same bytes.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        os.chmod(tmp, 0o666 & ~_umask())
         if target.suffix == ".gz":
             os.close(fd)
-            gz_mode = mode if "b" in mode else mode.replace("w", "wt")
-            with gzip.open(tmp, gz_mode, encoding=None if "b" in mode else encoding) as gz:
-                yield gz  # type: ignore[misc]
+            with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw,
+                                                       mtime=0) as gz:
+                if "b" in mode:
+                    yield gz  # type: ignore[misc]
+                else:
+                    with io.TextIOWrapper(gz, encoding=encoding, newline="") as text:
+                        yield text
         else:
             with open(fd, mode, encoding=None if "b" in mode else encoding, newline="") as fh:
                 yield fh
@@ -55,3 +64,10 @@ def atomic_write(
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _umask() -> int:
+    """The process umask (read by setting and restoring it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

@@ -14,6 +14,7 @@ comparison with other tools, never as defaults.
 """
 
 from rankproof.stats._bootstrap import BootstrapResult, bootstrap_ci
+from rankproof.stats._compare import Comparison, ComparisonRow, compare
 from rankproof.stats._correct import correct
 from rankproof.stats._paired import PairedResult, paired_test
 from rankproof.stats._parametric import (
@@ -39,6 +40,8 @@ from rankproof.stats._validate import PairedScores, paired_scores
 
 __all__ = [
     "BootstrapResult",
+    "Comparison",
+    "ComparisonRow",
     "DetectionTable",
     "PairComparison",
     "PairedResult",
@@ -50,6 +53,7 @@ __all__ = [
     "TukeyHSDResult",
     "WilcoxonResult",
     "bootstrap_ci",
+    "compare",
     "correct",
     "detection_table",
     "paired_scores",

@@ -298,6 +298,3 @@ def pilot_deltas(doc: Mapping[str, Any], *, candidate: str | None = None,
         raise ValueError("the comparison holds non-finite per-query values")
     return cand, meas, deltas
 
-
-__all__ = ["Comparison", "ComparisonRow", "compare", "jsonable", "load_comparison",
-           "pilot_deltas"]
