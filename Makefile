@@ -4,23 +4,31 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.rankproof-installed
+STAMP := $(VENV)/.rankproof-dev
+DEMO_STAMP := $(VENV)/.rankproof-dense
 
 .PHONY: demo test lint bench clean
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
 
-demo: $(STAMP)
-	$(BIN)/rankproof measure examples/toy/qrels.txt examples/toy/bm25.run examples/toy/dense.run
+# torch is pinned to 2.13.0 (the CPU wheel) in the dense extra; see README.
+$(DEMO_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dense]'
+	touch $(DEMO_STAMP)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP) $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
+	$(BIN)/rankproof eval
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
 	$(BIN)/python -m mypy
 	$(BIN)/python -m ruff check src tests benchmarks
+	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
 	$(BIN)/python -m mypy
