@@ -1,0 +1,188 @@
+"""Baselines: a run's per-case rows saved under a name, to compare later runs against.
+
+A baseline keeps every case's values (not just means), because a
+``vs_baseline`` check pairs the new run with it case by case and tests the
+differences; and it keeps the provenance that decides whether the two runs
+measured the same thing. A comparison is refused when the baseline was made
+with different retrieval measures, a different granularity (chunk or
+document) or different judgments (digest): the difference would then measure
+the change of yardstick, not of the system. A different corpus digest is not
+refused — changing chunking or documents is a change of the system under
+test — but it is stamped into the verdict.
+
+Files are JSON, written atomically, one per name, in a directory
+(``.rankproof/baselines`` by default). A name becomes a file name, so it
+must be a single safe path component; the resolved path is checked to stay
+inside the directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from rankproof._errors import ConfigError, InputError
+from rankproof._version import __version__
+from rankproof.data._io import atomic_write
+from rankproof.metrics import RunProvenance, RunResult
+
+SCHEMA_VERSION: Literal[1] = 1
+DEFAULT_DIR = Path(".rankproof") / "baselines"
+SUFFIX = ".json"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+class _BaselineFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: Literal[1]
+    kind: Literal["rankproof.baseline"]
+    name: str
+    created_at: str
+    tool_version: str
+    source: dict[str, Any]
+    run: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A saved run: its name, where it is stored, what it was made from, and its rows."""
+
+    name: str
+    result: RunResult
+    created_at: str
+    source: Mapping[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "source", MappingProxyType(dict(self.source)))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def check_name(name: object) -> str:
+    """A baseline name: one safe path component (letters, digits, '.', '_', '-'; ≤ 100)."""
+    if not isinstance(name, str) or not _NAME.match(name) or name.endswith("."):
+        raise ConfigError(
+            f"baseline name {name!r} is not allowed: use 1-100 letters, digits, '.', '_' or "
+            "'-', starting with a letter or digit (it becomes a file name)")
+    return name
+
+
+def baseline_path(name: str, directory: str | os.PathLike[str] = DEFAULT_DIR) -> Path:
+    """Where baseline ``name`` lives in ``directory``; refuses names that would escape it."""
+    check_name(name)
+    root = Path(directory).resolve()
+    path = (root / f"{name}{SUFFIX}").resolve()
+    if path.parent != root:
+        raise ConfigError(f"baseline name {name!r} resolves outside {root}")
+    return path
+
+
+def save_baseline(
+    result: RunResult,
+    name: str,
+    directory: str | os.PathLike[str] = DEFAULT_DIR,
+    *,
+    source: Mapping[str, Any] | None = None,
+    overwrite: bool = False,
+) -> Path:
+    """Write ``result`` as baseline ``name`` (atomically); refuse to replace one unless asked.
+
+    ``source`` records what the rows were made from (e.g. the report path and
+    stage). Returns the file's path.
+    """
+    path = baseline_path(name, directory)
+    if path.exists() and not overwrite:
+        raise ConfigError(f"baseline {name!r} already exists ({path}); pass overwrite=True "
+                          "(--force) to replace it")
+    doc = _BaselineFile(
+        schema_version=SCHEMA_VERSION, kind="rankproof.baseline", name=name,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"), tool_version=__version__,
+        source=dict(source or {}), run=result.to_dict())
+    text = json.dumps(doc.model_dump(mode="json"), indent=2, allow_nan=False) + "\n"
+    with atomic_write(path) as fh:
+        fh.write(text)
+    return path
+
+
+def _read(path: Path) -> Baseline:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("baseline file not found", path=str(path)) from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"cannot read the baseline: {exc}", path=str(path)) from None
+    try:
+        doc = _BaselineFile.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise InputError(f"not a rankproof baseline: {loc}: {first['msg']}",
+                         path=str(path)) from None
+    try:
+        result = RunResult.from_dict(doc.run)
+    except InputError as exc:
+        raise InputError(f"malformed baseline run: {exc}", path=str(path)) from None
+    return Baseline(name=doc.name, result=result, created_at=doc.created_at,
+                    source=doc.source, path=path)
+
+
+def load_baseline(ref: str | os.PathLike[str],
+                  directory: str | os.PathLike[str] = DEFAULT_DIR) -> Baseline:
+    """Load a baseline by name (from ``directory``) or by path (``…/x.json``, or an existing file).
+
+    A reference is a path when it contains a path separator, ends in
+    ``.json`` or names an existing file; otherwise it is a name.
+    """
+    text = os.fspath(ref)
+    as_path = Path(text)
+    if "/" in text or os.sep in text or text.endswith(SUFFIX) or as_path.is_file():
+        return _read(as_path)
+    path = baseline_path(text, directory)
+    if not path.exists():
+        have = [b.name for b in list_baselines(directory)] if Path(directory).is_dir() else []
+        listing = f"; saved baselines: {', '.join(have)}" if have else "; none are saved there"
+        raise ConfigError(f"no baseline named {text!r} in {directory}{listing}")
+    return _read(path)
+
+
+def list_baselines(directory: str | os.PathLike[str] = DEFAULT_DIR) -> tuple[Baseline, ...]:
+    """Every baseline in ``directory``, by name; a malformed file raises naming it."""
+    root = Path(directory)
+    if not root.is_dir():
+        return ()
+    return tuple(_read(p) for p in sorted(root.glob(f"*{SUFFIX}")) if not p.name.startswith("."))
+
+
+def compatibility_problems(current: RunProvenance, baseline: RunProvenance) -> list[str]:
+    """Why ``current`` cannot be compared with ``baseline`` (empty when it can)."""
+    problems = []
+    if sorted(current.measures) != sorted(baseline.measures):
+        problems.append(f"measure definitions differ: baseline {sorted(baseline.measures)}, "
+                        f"this run {sorted(current.measures)}")
+    if current.granularity != baseline.granularity:
+        problems.append(f"granularity differs: baseline {baseline.granularity!r}, this run "
+                        f"{current.granularity!r}")
+    if current.judgments_digest != baseline.judgments_digest:
+        problems.append(f"judgments differ: baseline digest {baseline.judgments_digest}, this "
+                        f"run {current.judgments_digest}")
+    return problems
+
+
+def check_compatible(current: RunProvenance, baseline: RunProvenance, name: str) -> None:
+    """Raise `ConfigError` listing every reason the two runs are not comparable."""
+    problems = compatibility_problems(current, baseline)
+    if problems:
+        raise ConfigError(f"baseline {name!r} is not comparable with this run — "
+                          + "; ".join(problems)
+                          + ". Save a new baseline made the same way (rankproof baseline save).")

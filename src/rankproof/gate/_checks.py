@@ -1,0 +1,339 @@
+"""The checks file: what a gate asserts, validated completely before anything runs.
+
+.. code-block:: yaml
+
+    checks:
+      - id: quality_floor
+        metric: nDCG@10
+        op: ">="
+        threshold: 0.80
+      - id: no_quality_regression
+        metric: nDCG@10
+        vs_baseline: no_significant_regression
+        alpha: 0.05          # optional, default 0.05
+      - id: controls_hold
+        metric: RR@10
+        op: ">="
+        threshold: 1.0
+        scope: [control-1, control-2]
+        level: warn          # block (default) or warn
+
+Each check has ``id``, ``metric`` and exactly one of two forms: a threshold
+(``op`` in ``<=``, ``>=``, ``==`` with ``threshold``) or a baseline
+comparison (``vs_baseline: no_significant_regression``, optional
+``alpha``). Optional top-level keys: ``seed`` (default 0) and ``resamples``
+(default 10 000) of the randomization test, and ``correction`` (``holm``,
+default; ``bh``, ``bonferroni``, ``none``) across the file's baseline
+checks.
+
+A gate that silently ignores a line is worse than no gate, so the file is
+refused — with the check id, the field and the line — for: invalid YAML, a
+repeated key, unknown keys (with the closest known key suggested), both
+forms or neither, ``op`` without ``threshold`` or the reverse, ``alpha`` on
+a threshold check, duplicate ids, zero checks, an empty or repeated
+``scope``, scope ids not in ``known_case_ids`` (when given), unknown metric
+names, and ``vs_baseline`` on a run-level aggregate (a single number per
+run cannot be paired case by case). Every refusal is a `ConfigError`; all
+problems found are reported at once.
+
+``==`` compares with ``math.isclose(rel_tol=1e-9, abs_tol=1e-12)``: exact
+float equality would fail on rounding noise, and a configurable tolerance
+would let a check be loosened without looking like a change of threshold.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+from collections.abc import Collection, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from rankproof._errors import ConfigError
+from rankproof.metrics import lookup
+
+Op = Literal["<=", ">=", "=="]
+Level = Literal["block", "warn"]
+Correction = Literal["holm", "bh", "bonferroni", "none"]
+
+REL_TOL = 1e-9
+ABS_TOL = 1e-12
+DEFAULT_ALPHA = 0.05
+
+CHECK_KEYS = ("id", "metric", "op", "threshold", "vs_baseline", "alpha", "level", "scope")
+TOP_KEYS = ("checks", "seed", "resamples", "correction")
+
+
+class Check(BaseModel):
+    """One check of a checks file (validated; ``metric`` is the canonical metric name)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(strict=True, min_length=1)
+    metric: str = Field(strict=True, min_length=1)
+    op: Op | None = None
+    threshold: float | None = Field(default=None, strict=True, allow_inf_nan=False)
+    vs_baseline: Literal["no_significant_regression"] | None = None
+    alpha: float | None = Field(default=None, strict=True, gt=0.0, lt=1.0)
+    level: Level = "block"
+    scope: tuple[str, ...] | None = Field(default=None, strict=True)
+    line: int | None = Field(default=None, exclude=True)
+    """Line of the check in its file (for messages), when read from YAML."""
+
+    @model_validator(mode="after")
+    def _one_form(self) -> Check:
+        threshold_form = self.op is not None or self.threshold is not None
+        if threshold_form and self.vs_baseline is not None:
+            raise ValueError("give either op + threshold or vs_baseline, not both")
+        if not threshold_form and self.vs_baseline is None:
+            raise ValueError("give either op + threshold (e.g. op: '>=', threshold: 0.8) or "
+                             "vs_baseline: no_significant_regression")
+        if self.op is not None and self.threshold is None:
+            raise ValueError(f"op {self.op!r} needs a threshold")
+        if self.threshold is not None and self.op is None:
+            raise ValueError("threshold needs an op ('<=', '>=' or '==')")
+        if self.alpha is not None and self.vs_baseline is None:
+            raise ValueError("alpha only applies to vs_baseline checks; a threshold check has "
+                             "no significance level")
+        if self.scope is not None:
+            if not self.scope:
+                raise ValueError("scope is empty; omit it to check every case")
+            repeated = sorted({c for c in self.scope if self.scope.count(c) > 1})
+            if repeated:
+                raise ValueError(f"scope lists {', '.join(map(repr, repeated))} more than once")
+            if any(not c for c in self.scope):
+                raise ValueError("scope holds an empty case id")
+        return self
+
+    @property
+    def kind(self) -> Literal["threshold", "vs_baseline"]:
+        return "threshold" if self.vs_baseline is None else "vs_baseline"
+
+    @property
+    def effective_alpha(self) -> float:
+        return DEFAULT_ALPHA if self.alpha is None else self.alpha
+
+    def holds(self, value: float) -> bool:
+        """Whether ``value`` satisfies a threshold check (``==`` with the fixed tolerance)."""
+        if self.op is None or self.threshold is None:
+            raise TypeError(f"check {self.id!r} is not a threshold check")
+        if self.op == "<=":
+            return value <= self.threshold
+        if self.op == ">=":
+            return value >= self.threshold
+        return math.isclose(value, self.threshold, rel_tol=REL_TOL, abs_tol=ABS_TOL)
+
+
+class ChecksFile(BaseModel):
+    """A validated checks file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    checks: tuple[Check, ...]
+    seed: int = Field(default=0, strict=True, ge=0)
+    resamples: int = Field(default=10_000, strict=True, ge=100)
+    correction: Correction = "holm"
+    source: str | None = Field(default=None, exclude=True)
+
+    @property
+    def needs_baseline(self) -> bool:
+        return any(c.kind == "vs_baseline" for c in self.checks)
+
+    def check(self, check_id: str) -> Check:
+        for c in self.checks:
+            if c.id == check_id:
+                return c
+        raise KeyError(f"no check {check_id!r}")
+
+
+# -- YAML with lines and without silently repeated keys ----------------------
+
+class _LinedDict(dict[Any, Any]):
+    """A mapping from YAML that remembers its line and each key's line."""
+
+    line: int = 0
+    key_lines: dict[Any, int]
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> _LinedDict:
+    loader.flatten_mapping(node)
+    out = _LinedDict()
+    out.line = node.start_mark.line + 1
+    out.key_lines = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        line = key_node.start_mark.line + 1
+        if key in out.key_lines:
+            raise ConfigError(f"line {line}: key {key!r} repeated (first at line "
+                              f"{out.key_lines[key]}); YAML would silently keep the last")
+        out.key_lines[key] = line
+        out[key] = loader.construct_object(value_node, deep=True)
+    return out
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _suggest(key: str, known: tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _where(source: str, line: int | None) -> str:
+    return f"{source}, line {line}" if line else source
+
+
+def _pydantic_problems(exc: ValidationError) -> list[tuple[str, str]]:
+    out = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        msg = err["msg"].removeprefix("Value error, ")
+        out.append((loc, msg))
+    return out
+
+
+def parse_checks(
+    text: str,
+    *,
+    source: str = "<checks>",
+    known_case_ids: Collection[str] | None = None,
+) -> ChecksFile:
+    """Validate checks from YAML text; see the module docstring for every rule."""
+    try:
+        data = yaml.load(text, Loader=_Loader)  # _Loader is a SafeLoader subclass
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"{source}{where}: invalid YAML: {problem}") from None
+    if not isinstance(data, Mapping):
+        found = "an empty file" if data is None else f"a {type(data).__name__}"
+        raise ConfigError(f"{source}: expected a mapping with a 'checks' list, found {found}")
+    problems: list[str] = []
+    top_lines = getattr(data, "key_lines", {})
+    for key in data:
+        if key not in TOP_KEYS:
+            problems.append(f"{_where(source, top_lines.get(key))}: unknown top-level key "
+                            f"{key!r}{_suggest(key, TOP_KEYS)}; allowed: {', '.join(TOP_KEYS)}")
+    raw_checks = data.get("checks")
+    if "checks" not in data:
+        problems.append(f"{source}: missing the 'checks' list")
+    elif not isinstance(raw_checks, list):
+        problems.append(f"{_where(source, top_lines.get('checks'))}: 'checks' must be a list "
+                        f"of checks, found {type(raw_checks).__name__}")
+        raw_checks = None
+    elif not raw_checks:
+        problems.append(f"{_where(source, top_lines.get('checks'))}: the file has zero checks; "
+                        "a gate with nothing to check would always pass")
+    checks: list[Check] = []
+    seen_ids: dict[str, int | None] = {}
+    for i, raw in enumerate(raw_checks or []):
+        line = getattr(raw, "line", None)
+        label = f"check {i + 1}"
+        if isinstance(raw, Mapping) and isinstance(raw.get("id"), str) and raw["id"]:
+            label = f"check {raw['id']!r}"
+        where = f"{_where(source, line)}: {label}"
+        if not isinstance(raw, Mapping):
+            problems.append(f"{where}: expected a mapping (id, metric, ...), found "
+                            f"{type(raw).__name__}")
+            continue
+        key_lines = getattr(raw, "key_lines", {})
+        ok = True
+        for k in raw:
+            if k not in CHECK_KEYS:
+                ok = False
+                problems.append(f"{_where(source, key_lines.get(k, line))}: {label}: unknown "
+                                f"key {k!r}{_suggest(k, CHECK_KEYS)}; allowed: "
+                                f"{', '.join(CHECK_KEYS)}")
+        raw_id = raw.get("id")
+        if isinstance(raw_id, str) and raw_id:
+            if raw_id in seen_ids:
+                ok = False
+                first = seen_ids[raw_id]
+                problems.append(f"{where}: duplicate id {raw_id!r} (first used at "
+                                f"{'line ' + str(first) if first else 'an earlier check'}); "
+                                "ids name verdicts and JUnit test cases, so they must be unique")
+            else:
+                seen_ids[raw_id] = line
+        definition = None
+        raw_metric = raw.get("metric")
+        if isinstance(raw_metric, str) and raw_metric.strip():
+            try:
+                definition = lookup(raw_metric)
+            except ValueError as exc:
+                ok = False
+                problems.append(f"{_where(source, key_lines.get('metric', line))}: {label}: "
+                                f"field 'metric': {exc}")
+        if any(k not in CHECK_KEYS for k in raw):
+            continue  # the other rules would only echo the typo ("op needs a threshold")
+        fields = dict(raw)
+        if isinstance(fields.get("scope"), list):
+            fields["scope"] = tuple(fields["scope"])
+        try:
+            check = Check.model_validate({**fields, "line": line})
+        except ValidationError as exc:
+            for loc, msg in _pydantic_problems(exc):
+                at = f"field {loc!r}: " if loc else ""
+                hint = " (quote it)" if loc == "id" and isinstance(raw_id, int | float) else ""
+                problems.append(f"{_where(source, key_lines.get(loc, line))}: {label}: "
+                                f"{at}{msg}{hint}")
+            continue
+        if not ok or definition is None:
+            continue
+        if check.kind == "vs_baseline" and not definition.per_case:
+            problems.append(f"{where}: field 'vs_baseline': {definition.name!r} is a run-level "
+                            "aggregate (one number per run), so it cannot be compared case by "
+                            "case with a baseline; use op + threshold")
+            continue
+        if known_case_ids is not None and check.scope is not None:
+            known = set(known_case_ids)
+            absent = [c for c in check.scope if c not in known]
+            if absent:
+                problems.append(f"{_where(source, key_lines.get('scope', line))}: {label}: "
+                                f"field 'scope': case id(s) {', '.join(map(repr, absent))} are "
+                                "not in the golden set / report")
+                continue
+        checks.append(check.model_copy(update={"metric": definition.name}))
+    settings = {k: data[k] for k in ("seed", "resamples", "correction") if k in data}
+    result: ChecksFile | None = None
+    if not problems:
+        try:
+            result = ChecksFile(checks=tuple(checks), source=source, **settings)
+        except ValidationError as exc:
+            for loc, msg in _pydantic_problems(exc):
+                problems.append(f"{_where(source, top_lines.get(loc))}: field {loc!r}: {msg}")
+    if problems or result is None:
+        head = "1 problem" if len(problems) == 1 else f"{len(problems)} problems"
+        raise ConfigError(f"invalid checks file ({head}):\n" + "\n".join(
+            f"  - {p}" for p in problems))
+    return result
+
+
+def load_checks(
+    path: str | os.PathLike[str],
+    *,
+    known_case_ids: Collection[str] | None = None,
+) -> ChecksFile:
+    """Read and validate a checks file (YAML); every problem is a `ConfigError`.
+
+    ``known_case_ids``, when given (the golden set's or report's case ids),
+    lets a ``scope`` naming an absent case be refused at load time.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: checks file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{p}: cannot read the checks file: {exc}") from None
+    return parse_checks(text, source=str(p), known_case_ids=known_case_ids)

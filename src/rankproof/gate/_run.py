@@ -1,0 +1,76 @@
+"""Getting a `RunResult` to gate: from a ``rankproof eval`` report, or by running a target."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import ValidationError
+
+from rankproof._errors import InputError
+from rankproof.gate._baseline import DEFAULT_DIR, Baseline, load_baseline
+from rankproof.gate._checks import ChecksFile, load_checks
+from rankproof.gate._verdict import GateVerdict, run_gate
+from rankproof.metrics import RunResult, run
+from rankproof.metrics._run import _cases
+from rankproof.targets import Case, Target
+
+if TYPE_CHECKING:
+    from rankproof.harness import EvalReport
+
+
+def load_report(path: str | os.PathLike[str]) -> EvalReport:
+    """Read and validate an `EvalReport` JSON file (``rankproof eval``'s output)."""
+    from rankproof.harness import EvalReport
+
+    p = Path(path)
+    try:
+        raw = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("report not found", path=str(p)) from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"cannot read the report: {exc}", path=str(p)) from None
+    try:
+        return EvalReport.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(x) for x in first["loc"])
+        raise InputError(f"not a rankproof eval report ({exc.error_count()} problem(s); first: "
+                         f"{loc}: {first['msg']})", path=str(p)) from None
+
+
+def result_from_report(path: str | os.PathLike[str], stage: str | None = None) -> RunResult:
+    """`RunResult.from_report` on the report stored at ``path``."""
+    return RunResult.from_report(load_report(path), stage)
+
+
+def evaluate_target(
+    checks: ChecksFile | str | os.PathLike[str],
+    target: Target,
+    goldens: str | os.PathLike[str] | Iterable[Case],
+    *,
+    baseline: Baseline | RunResult | str | os.PathLike[str] | None = None,
+    baseline_dir: str | os.PathLike[str] = DEFAULT_DIR,
+    name: str | None = None,
+) -> tuple[GateVerdict, RunResult]:
+    """Run ``target`` over ``goldens`` for exactly the metrics the checks name, then gate.
+
+    A checks *path* is validated against the golden set's case ids, so a
+    scope naming an absent case is refused before the target is invoked.
+    ``baseline`` may be a name or path (`load_baseline`), a `Baseline` or a
+    `RunResult`. Returns the verdict and the run (to save as a baseline).
+    """
+    cases = _cases(goldens)
+    spec = checks if isinstance(checks, ChecksFile) else load_checks(
+        checks, known_case_ids=[c.id for c in cases])
+    base: Baseline | RunResult | None
+    if isinstance(baseline, str | os.PathLike):
+        base = load_baseline(baseline, baseline_dir)
+    else:
+        base = baseline
+    metrics = list(dict.fromkeys(c.metric for c in spec.checks))
+    result = run(name or target.name, target, cases, metrics)
+    return run_gate(spec, result, base), result

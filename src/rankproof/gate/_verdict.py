@@ -1,0 +1,320 @@
+"""`run_gate`: evaluate a checks file on a run (and a baseline) into a `GateVerdict`.
+
+A verdict is a *result*, not an exception: a failed gate is an expected,
+reportable outcome that renderers turn into a table, JUnit XML or Markdown,
+and that the CLI turns into exit code 1. Only a gate that cannot be
+evaluated (no baseline for a baseline check, an incomparable baseline, a
+scoped case with no row) raises.
+
+Threshold checks compare the metric's mean over the checked cases (or the
+aggregate over them) with the threshold, using the check's explicit ``op``.
+
+Baseline checks pair the run with the baseline case by case and run the
+two-sided sign-flip randomization test (`rankproof.stats.paired_test`, seed
+and resamples from the checks file, recorded in every result). The p-values
+of all baseline checks in one gate are adjusted together (Holm by default),
+because a gate with many baseline checks would otherwise fail by chance far
+more often than α. A check fails when the adjusted p ≤ its α *and* the
+difference points the bad way for the metric's polarity; a significant
+improvement passes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from rankproof._errors import ConfigError, InputError
+from rankproof.gate._baseline import Baseline, check_compatible
+from rankproof.gate._checks import Check, ChecksFile
+from rankproof.metrics import RunResult, lookup
+from rankproof.stats import correct, paired_test
+
+SCHEMA_VERSION = 1
+Outcome = Literal["PASS", "FAIL", "WARN"]
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The verdict of one check, with every number it was decided on.
+
+    ``value``: the metric on this run over the checked cases (mean or
+    aggregate). For baseline checks also ``baseline_value``, ``difference``
+    (this run − baseline), its ``ci_low``/``ci_high`` (95% paired bootstrap),
+    ``p_value`` and ``p_corrected`` (``correction`` across the gate's
+    baseline checks), ``alpha``, ``test``, ``seed``, ``resamples`` and
+    ``wins``/``ties``/``losses`` (cases better/equal/worse for the metric's
+    polarity). ``covered``/``total``: cases that contributed a value / cases
+    the check was asked to cover.
+    """
+
+    id: str
+    metric: str
+    kind: Literal["threshold", "vs_baseline"]
+    level: Literal["block", "warn"]
+    passed: bool
+    higher_is_better: bool
+    value: float
+    covered: int
+    total: int
+    message: str
+    scope: tuple[str, ...] | None = None
+    op: str | None = None
+    threshold: float | None = None
+    baseline_value: float | None = None
+    difference: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    p_value: float | None = None
+    p_corrected: float | None = None
+    alpha: float | None = None
+    correction: str | None = None
+    test: str | None = None
+    seed: int | None = None
+    resamples: int | None = None
+    wins: int | None = None
+    ties: int | None = None
+    losses: int | None = None
+
+    @property
+    def outcome(self) -> Outcome:
+        """PASS, FAIL (a blocking check failed) or WARN (a warn-level check failed)."""
+        if self.passed:
+            return "PASS"
+        return "FAIL" if self.level == "block" else "WARN"
+
+    @property
+    def blocking_failure(self) -> bool:
+        return not self.passed and self.level == "block"
+
+    @property
+    def coverage(self) -> str:
+        return f"{self.covered}/{self.total} cases"
+
+    def summary(self) -> str:
+        """One line, e.g. ``controls_hold: pass (4/4 cases)``."""
+        word = {"PASS": "pass", "FAIL": "fail", "WARN": "warn"}[self.outcome]
+        return f"{self.id}: {word} ({self.coverage})"
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name in self.__dataclass_fields__:
+            v = getattr(self, name)
+            if isinstance(v, float) and not math.isfinite(v):
+                v = None
+            out[name] = list(v) if isinstance(v, tuple) else v
+        out["outcome"] = self.outcome
+        out["coverage"] = self.coverage
+        return out
+
+
+@dataclass(frozen=True)
+class GateVerdict:
+    """Every check's result for one run; ``passed`` unless a blocking check failed."""
+
+    run: str
+    checks: tuple[CheckResult, ...]
+    baseline: str | None = None
+    source: str | None = None
+    seed: int = 0
+    resamples: int = 10_000
+    correction: str = "holm"
+    notes: tuple[str, ...] = field(default=())
+    schema_version: int = SCHEMA_VERSION
+
+    @property
+    def passed(self) -> bool:
+        return not any(c.blocking_failure for c in self.checks)
+
+    @property
+    def failures(self) -> tuple[CheckResult, ...]:
+        """Blocking checks that failed."""
+        return tuple(c for c in self.checks if c.blocking_failure)
+
+    @property
+    def warnings(self) -> tuple[CheckResult, ...]:
+        """Warn-level checks that failed (reported, never blocking)."""
+        return tuple(c for c in self.checks if c.outcome == "WARN")
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every blocking check passed, else 1 (the CLI's convention)."""
+        return 0 if self.passed else 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema_version": self.schema_version, "kind": "rankproof.gate",
+                "passed": self.passed, "run": self.run, "baseline": self.baseline,
+                "source": self.source, "seed": self.seed, "resamples": self.resamples,
+                "correction": self.correction, "notes": list(self.notes),
+                "checks": [c.to_dict() for c in self.checks]}
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.4g}" if abs(x) >= 1e-4 or x == 0 else f"{x:.2e}"
+
+
+def _p(x: float) -> str:
+    return "<0.0001" if x < 1e-4 else f"{x:.4f}"
+
+
+def _scope_rows(check: Check, result: RunResult, what: str) -> tuple[str, ...] | None:
+    if check.scope is None:
+        return None
+    have = set(result.case_ids)
+    missing = [c for c in check.scope if c not in have]
+    if missing:
+        raise ConfigError(f"check {check.id!r}: scoped case(s) {', '.join(map(repr, missing))} "
+                          f"produced no row in {what} {result.name!r}")
+    return check.scope
+
+
+def _threshold(check: Check, result: RunResult) -> CheckResult:
+    d = lookup(check.metric)
+    scope = _scope_rows(check, result, "run")
+    rows = result.select(scope)
+    if d.per_case:
+        scores = result.scores(d.name, scope)
+        covered = len(scores)
+        if not scores:
+            raise InputError(f"check {check.id!r}: no case has a value for {d.name!r}")
+        value = float(np.mean(list(scores.values())))
+    else:
+        value = result.aggregate(d.name, scope)
+        covered = len(rows)
+    assert check.op is not None and check.threshold is not None  # a threshold check
+    passed = check.holds(value)
+    relation = "meets" if passed else "violates"
+    message = (f"{d.name} = {_fmt(value)} {relation} {check.op} {_fmt(check.threshold)}"
+               f"{' (tolerance rel 1e-9, abs 1e-12)' if check.op == '==' else ''}")
+    return CheckResult(
+        id=check.id, metric=d.name, kind="threshold", level=check.level, passed=passed,
+        higher_is_better=d.higher_is_better, value=value, covered=covered, total=len(rows),
+        message=message, scope=check.scope, op=check.op, threshold=check.threshold)
+
+
+@dataclass(frozen=True)
+class _Paired:
+    check: Check
+    value: float
+    baseline_value: float
+    n: int
+    total: int
+    difference: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    wins: int
+    ties: int
+    losses: int
+    test: str
+    seed: int | None
+    resamples: int | None
+
+
+def _paired(check: Check, result: RunResult, baseline: RunResult, seed: int,
+            resamples: int) -> _Paired:
+    d = lookup(check.metric)
+    scope = _scope_rows(check, result, "run")
+    _scope_rows(check, baseline, "baseline")
+    current = result.scores(d.name, scope)
+    before = baseline.scores(d.name, scope)
+    only_now = sorted(set(current) - set(before))
+    only_before = sorted(set(before) - set(current))
+    if only_now or only_before:
+        raise InputError(
+            f"check {check.id!r}: the run and the baseline cover different cases for {d.name} "
+            f"({len(only_now)} only in the run: {only_now[:5]}; {len(only_before)} only in the "
+            f"baseline: {only_before[:5]}); pairing is by case id")
+    if not current:
+        raise InputError(f"check {check.id!r}: no case has a value for {d.name!r}")
+    r = paired_test(current, before, "randomization", resamples=resamples, seed=seed)
+    sign = 1 if d.higher_is_better else -1
+    wins, losses = (r.wins, r.losses) if sign > 0 else (r.losses, r.wins)
+    total = len(result.select(scope))
+    return _Paired(check=check, value=r.mean_a, baseline_value=r.mean_b, n=r.n, total=total,
+                   difference=r.difference, ci_low=r.ci_low, ci_high=r.ci_high,
+                   p_value=r.p_value, wins=wins, ties=r.ties, losses=losses, test=r.test,
+                   seed=r.seed, resamples=r.resamples)
+
+
+def _baseline_result(p: _Paired, p_corrected: float, correction: str) -> CheckResult:
+    check = p.check
+    d = lookup(check.metric)
+    alpha = check.effective_alpha
+    worse = p.difference < 0 if d.higher_is_better else p.difference > 0
+    significant = p_corrected <= alpha
+    passed = not (significant and worse)
+    direction = "lower" if d.higher_is_better else "higher"
+    stats = (f"Δ {p.difference:+.4f} [95% CI {p.ci_low:+.4f}, {p.ci_high:+.4f}], "
+             f"p {_p(p.p_value)}" + (f" ({correction} {_p(p_corrected)})"
+                                    if correction != "none" else ""))
+    if not passed:
+        message = (f"{d.name} significantly worse than the baseline ({direction} is worse): "
+                   f"{_fmt(p.value)} vs {_fmt(p.baseline_value)}, {stats} ≤ α {alpha:g}")
+    elif significant:
+        message = f"{d.name} significantly better than the baseline: {stats}"
+    else:
+        message = f"no significant regression in {d.name}: {stats} > α {alpha:g}"
+    return CheckResult(
+        id=check.id, metric=d.name, kind="vs_baseline", level=check.level, passed=passed,
+        higher_is_better=d.higher_is_better, value=p.value, covered=p.n, total=p.total,
+        message=message, scope=check.scope, baseline_value=p.baseline_value,
+        difference=p.difference, ci_low=p.ci_low, ci_high=p.ci_high, p_value=p.p_value,
+        p_corrected=p_corrected, alpha=alpha, correction=correction, test=p.test, seed=p.seed,
+        resamples=p.resamples, wins=p.wins, ties=p.ties, losses=p.losses)
+
+
+def run_gate(
+    checks: ChecksFile,
+    result: RunResult,
+    baseline: Baseline | RunResult | None = None,
+) -> GateVerdict:
+    """Evaluate every check of ``checks`` on ``result`` (and ``baseline`` for baseline checks).
+
+    Raises `ConfigError` when a baseline check has no baseline, when the
+    baseline is not comparable (measures, granularity or judgments differ),
+    or when a scoped case has no row; `InputError` when a checked metric was
+    not computed. Otherwise returns the verdict, passed or not.
+    """
+    base_run: RunResult | None
+    base_name: str | None
+    if isinstance(baseline, Baseline):
+        base_run, base_name = baseline.result, baseline.name
+    elif isinstance(baseline, RunResult):
+        base_run, base_name = baseline, baseline.name
+    elif baseline is None:
+        base_run, base_name = None, None
+    else:
+        raise TypeError(f"baseline must be a Baseline or RunResult, got {type(baseline).__name__}")
+    notes: list[str] = list(result.notes)
+    paired: list[_Paired] = []
+    if checks.needs_baseline:
+        if base_run is None or base_name is None:
+            ids = ", ".join(repr(c.id) for c in checks.checks if c.kind == "vs_baseline")
+            raise ConfigError(f"check(s) {ids} compare with a baseline, but none was given "
+                              "(--baseline NAME|PATH)")
+        check_compatible(result.provenance, base_run.provenance, base_name)
+        a, b = result.provenance.corpus_digest, base_run.provenance.corpus_digest
+        if a and b and a != b:
+            notes.append(f"the corpus differs from the baseline's (digest {b[:19]}… → "
+                         f"{a[:19]}…): documents or chunking changed since {base_name!r}")
+        paired = [_paired(c, result, base_run, checks.seed, checks.resamples)
+                  for c in checks.checks if c.kind == "vs_baseline"]
+    adjusted: Sequence[float] = []
+    if paired:
+        adjusted = correct([p.p_value for p in paired], checks.correction).tolist()
+    by_id = {p.check.id: _baseline_result(p, float(q), checks.correction)
+             for p, q in zip(paired, adjusted, strict=True)}
+    results = tuple(by_id[c.id] if c.kind == "vs_baseline" else _threshold(c, result)
+                    for c in checks.checks)
+    return GateVerdict(run=result.name, checks=results, baseline=base_name,
+                       source=checks.source, seed=checks.seed, resamples=checks.resamples,
+                       correction=checks.correction, notes=tuple(notes))
