@@ -1,0 +1,124 @@
+"""``rankproof baseline save|list|show``: store a report stage's per-case rows under a name."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from rankproof.cli._app import app, err_console, error_boundary
+from rankproof.gate import (
+    DEFAULT_DIR,
+    Baseline,
+    list_baselines,
+    load_baseline,
+    load_report,
+    save_baseline,
+)
+from rankproof.metrics import RunResult
+
+baseline_app = typer.Typer(
+    name="baseline", no_args_is_help=True,
+    help="Save, list and show baselines: per-case rows that vs_baseline checks pair with.")
+app.add_typer(baseline_app, name="baseline")
+
+
+class ShowFormat(StrEnum):
+    table = "table"
+    json = "json"
+
+
+def _short(digest: str | None) -> str:
+    return "—" if not digest else digest.removeprefix("sha256:")[:12]
+
+
+@baseline_app.command("save")
+@error_boundary
+def save_command(
+    report: Path = typer.Argument(..., help="A rankproof eval report (JSON)."),
+    name: str = typer.Option(..., "--name", "-n", help="Baseline name (a safe file name)."),
+    stage: str | None = typer.Option(None, "--stage",
+                                     help="The stage to save (required when the report has "
+                                          "several)."),
+    directory: Path = typer.Option(DEFAULT_DIR, "--dir", help="Where baselines live."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing baseline."),
+) -> None:
+    """Save one stage of REPORT as baseline NAME."""
+    rep = load_report(report)
+    result = RunResult.from_report(rep, stage)
+    path = save_baseline(result, name, directory, overwrite=force, source={
+        "report": str(report), "stage": result.name, "report_created_at": rep.created_at,
+        "git_commit": rep.provenance.git_commit, "git_dirty": rep.provenance.git_dirty})
+    typer.echo(f"saved baseline {name!r}: stage {result.name!r}, {len(result.rows)} cases, "
+               f"measures {', '.join(result.provenance.measures)} → {path}")
+
+
+@baseline_app.command("list")
+@error_boundary
+def list_command(
+    directory: Path = typer.Option(DEFAULT_DIR, "--dir", help="Where baselines live."),
+) -> None:
+    """List saved baselines."""
+    found = list_baselines(directory)
+    if not found:
+        err_console.print(f"no baselines in {directory}")
+        return
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    for col in ("name", "created", "from", "cases", "measures", "granularity", "judgments"):
+        table.add_column(col)
+    for b in found:
+        p = b.result.provenance
+        table.add_row(b.name, b.created_at, _origin(b), str(len(b.result.rows)),
+                      ", ".join(p.measures), p.granularity or "—", _short(p.judgments_digest))
+    Console(highlight=False).print(table)
+
+
+def _origin(b: Baseline) -> str:
+    p = b.result.provenance
+    if p.kind == "report":
+        return f"stage {p.stage} of {b.source.get('report', 'a report')}"
+    return f"target {p.target}"
+
+
+@baseline_app.command("show")
+@error_boundary
+def show_command(
+    name: str = typer.Argument(..., help="Baseline NAME or PATH."),
+    directory: Path = typer.Option(DEFAULT_DIR, "--dir", help="Where baselines live."),
+    fmt: ShowFormat = typer.Option(ShowFormat.table, "--format", "-f"),
+) -> None:
+    """Show a baseline: provenance and the mean of each per-case metric."""
+    b = load_baseline(name, directory)
+    if fmt is ShowFormat.json:
+        typer.echo(b.result.to_json())
+        return
+    p = b.result.provenance
+    console = Console(highlight=False)
+    info = Table(show_header=False, box=box.SIMPLE, pad_edge=False)
+    info.add_column("field", style="bold")
+    info.add_column("value")
+    for key, value in (("name", b.name), ("file", str(b.path)), ("created", b.created_at),
+                       ("from", _origin(b)), ("cases", str(len(b.result.rows))),
+                       ("granularity", p.granularity or "—"),
+                       ("judgments digest", p.judgments_digest or "—"),
+                       ("corpus digest", p.corpus_digest or "—"),
+                       ("tool version", p.tool_version)):
+        info.add_row(key, value)
+    console.print(info)
+    means = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    means.add_column("metric")
+    means.add_column("mean", justify="right")
+    means.add_column("cases", justify="right")
+    for metric in b.result.metrics:
+        scores = b.result.scores(metric)
+        value = f"{b.result.mean(metric):.4f}" if scores else "—"
+        means.add_row(metric, value, str(len(scores)))
+    for metric, value_ in b.result.aggregates.items():
+        means.add_row(metric, f"{value_:.4f}", str(len(b.result.rows)))
+    console.print(means)
+    for note in b.result.notes:
+        console.print(f"note: {note}", markup=False)
