@@ -17,6 +17,7 @@ from rankproof.gate import CheckResult, GateVerdict
 _STYLE = {"PASS": "bold green", "FAIL": "bold red", "WARN": "bold yellow"}
 _ICON = {"PASS": "✅", "FAIL": "❌", "WARN": "⚠️"}
 _OPS = {"<=": "≤", ">=": "≥", "==": "="}
+_NO_WRAP = frozenset({"check", "value", "baseline", "level", "coverage", "verdict"})
 
 
 def _num(x: float | None) -> str:
@@ -42,7 +43,7 @@ def cells(c: CheckResult) -> dict[str, str]:
         p = _p(c.p_value)
         if c.correction not in (None, "none") and c.p_corrected is not None:
             p += f" ({c.correction} {_p(c.p_corrected)})"
-        rule = f"no significant regression, α {c.alpha:g}"
+        rule = f"no regression, α {c.alpha:g}"
     else:
         value, delta, p = _num(c.value), "—", "—"
         rule = f"{_OPS.get(c.op or '', c.op)} {c.threshold:g}"
@@ -81,7 +82,8 @@ def verdict_table(v: GateVerdict) -> Table:
                           ("baseline", "right"), ("Δ [95% CI]", "right"), ("p", "right"),
                           ("rule", "left"),
                           ("level", "left"), ("coverage", "right"), ("verdict", "left")):
-        table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
+        table.add_column(name, justify=justify,  # type: ignore[arg-type]
+                         no_wrap=name in _NO_WRAP, overflow="fold")
     for c in v.checks:
         f = cells(c)
         table.add_row(f["check"], f["metric"], f["value"], f["baseline"], f["delta"], f["p"],
