@@ -28,7 +28,7 @@ demo: $(DEMO_STAMP)
 test: $(STAMP)
 	$(BIN)/python -m mypy
 	$(BIN)/python -m ruff check src tests benchmarks
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2
 
 lint: $(STAMP)
 	$(BIN)/python -m mypy
