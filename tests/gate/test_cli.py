@@ -194,6 +194,9 @@ def test_baseline_commands(workdir: Path, golden_reports: dict[str, Path]) -> No
         r = cli("baseline", "save", str(golden_reports["base"]), "--name", bad, "--dir", d)
         assert r.exit_code == 2 and "not allowed" in r.stderr
     assert sorted(p.name for p in (workdir / "baselines").iterdir()) == ["main.json"]
+    as_json = cli("baseline", "list", "--dir", d, "--format", "json")
+    listed_json = json.loads(as_json.stdout)
+    assert [b["name"] for b in listed_json] == ["main"] and listed_json[0]["cases"] == 86
     empty = cli("baseline", "list", "--dir", str(workdir / "none"))
     assert empty.exit_code == 0 and "no baselines" in empty.stderr
     missing = cli("baseline", "show", "nightly", "--dir", d)

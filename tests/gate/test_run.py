@@ -233,3 +233,32 @@ def test_from_report_rows() -> None:
     with pytest.raises(InputError, match=r"2 stages \(bm25, x\); choose one"):
         RunResult.from_report(two)
     assert RunResult.from_report(two, "x").name == "x"
+
+
+def test_case_order_changes_nothing_but_row_order() -> None:
+    metrics = ["nDCG@10", "RR@10", "AP", "max_item_share@2", "entropy"]
+    forward = run("sys", CallableTarget(answer, "sys"), CASES, metrics)
+    backward = run("sys", CallableTarget(answer, "sys"), CASES[::-1], metrics)
+    assert backward.case_ids == forward.case_ids[::-1]
+    for m in ("nDCG@10", "RR@10", "AP"):
+        assert backward.scores(m) == forward.scores(m)
+    assert dict(backward.aggregates) == dict(forward.aggregates)
+
+
+def test_batch_targets_are_invoked_once() -> None:
+    class Batch:
+        name = "batch"
+
+        def __init__(self) -> None:
+            self.calls: list[int] = []
+
+        def invoke(self, case: Case) -> TargetResponse:
+            raise AssertionError("invoke_many should be used")
+
+        def invoke_many(self, cases: list[Case]) -> list[TargetResponse]:
+            self.calls.append(len(cases))
+            return [TargetResponse(ranked_ids=tuple(ANSWERS[c.id])) for c in cases]
+
+    target = Batch()
+    run("b", target, CASES, ["RR@10"])
+    assert target.calls == [len(CASES)]

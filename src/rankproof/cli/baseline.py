@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
 from pathlib import Path
 
@@ -61,9 +62,16 @@ def save_command(
 @error_boundary
 def list_command(
     directory: Path = typer.Option(DEFAULT_DIR, "--dir", help="Where baselines live."),
+    fmt: ShowFormat = typer.Option(ShowFormat.table, "--format", "-f"),
 ) -> None:
     """List saved baselines."""
     found = list_baselines(directory)
+    if fmt is ShowFormat.json:
+        typer.echo(json.dumps([{
+            "name": b.name, "path": str(b.path), "created_at": b.created_at,
+            "source": dict(b.source), "cases": len(b.result.rows),
+            "provenance": b.result.provenance.to_dict()} for b in found], indent=2))
+        return
     if not found:
         err_console.print(f"no baselines in {directory}")
         return

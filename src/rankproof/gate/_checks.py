@@ -228,13 +228,13 @@ def parse_checks(
     raw_checks = data.get("checks")
     if "checks" not in data:
         problems.append(f"{source}: missing the 'checks' list")
+    elif raw_checks is None or raw_checks == []:
+        problems.append(f"{_where(source, top_lines.get('checks'))}: the file has zero checks; "
+                        "a gate with nothing to check would always pass")
     elif not isinstance(raw_checks, list):
         problems.append(f"{_where(source, top_lines.get('checks'))}: 'checks' must be a list "
                         f"of checks, found {type(raw_checks).__name__}")
         raw_checks = None
-    elif not raw_checks:
-        problems.append(f"{_where(source, top_lines.get('checks'))}: the file has zero checks; "
-                        "a gate with nothing to check would always pass")
     checks: list[Check] = []
     seen_ids: dict[str, int | None] = {}
     for i, raw in enumerate(raw_checks or []):

@@ -177,6 +177,8 @@ def _scope_rows(check: Check, result: RunResult, what: str) -> tuple[str, ...] |
 
 
 def _threshold(check: Check, result: RunResult) -> CheckResult:
+    if check.op is None or check.threshold is None:
+        raise TypeError(f"check {check.id!r} is not a threshold check")
     d = lookup(check.metric)
     scope = _scope_rows(check, result, "run")
     rows = result.select(scope)
@@ -189,7 +191,6 @@ def _threshold(check: Check, result: RunResult) -> CheckResult:
     else:
         value = result.aggregate(d.name, scope)
         covered = len(rows)
-    assert check.op is not None and check.threshold is not None  # a threshold check
     passed = check.holds(value)
     relation = "meets" if passed else "violates"
     message = (f"{d.name} = {_fmt(value)} {relation} {check.op} {_fmt(check.threshold)}"
