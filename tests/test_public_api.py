@@ -9,7 +9,7 @@ import pytest
 import rankproof
 import rankproof.measures
 
-SUBPACKAGES = ("data", "measures", "stats", "retrieval", "harness", "targets")
+SUBPACKAGES = ("data", "measures", "stats", "retrieval", "harness", "targets", "metrics", "gate")
 
 
 def _isort_key(name: str) -> tuple[int, str]:
@@ -65,3 +65,14 @@ def test_import_has_no_side_effects_on_logging() -> None:
     import logging
 
     assert not logging.getLogger("rankproof").handlers
+
+
+def test_import_rankproof_is_cheap() -> None:
+    """pytest imports rankproof in every session (the plugin): keep numpy and pyarrow out."""
+    import subprocess
+    import sys
+
+    code = "import sys, rankproof; print('numpy' in sys.modules, 'pyarrow' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "False False"
