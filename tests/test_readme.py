@@ -51,3 +51,23 @@ def test_console_example(command: str, expected: list[str]) -> None:
 def test_python_example(code: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(REPO)
     exec(compile(code, "README.md", "exec"), {})
+
+
+def _sh_examples() -> list[list[str]]:
+    return [[line for line in block.splitlines() if line.strip() and not line.startswith("#")]
+            for block in _blocks("sh")]
+
+
+@pytest.mark.parametrize("lines", _sh_examples(), ids=lambda v: v[0] if v else "")
+def test_shell_example(lines: list[str], tmp_path: Path) -> None:
+    """Each line runs (in a scratch folder) with the exit code its comment states (default 0)."""
+    (tmp_path / "examples").symlink_to(REPO / "examples")
+    env = {**os.environ, "COLUMNS": "120", "RANKPROOF_CACHE": str(tmp_path / "cache")}
+    for line in lines:
+        command, _, comment = line.partition("  # ")
+        expected = int(comment.split()[-1]) if comment.startswith("exits") else 0
+        argv = shlex.split(command)
+        assert argv[0] == "rankproof"
+        proc = subprocess.run([sys.executable, "-m", "rankproof", *argv[1:]], cwd=tmp_path,
+                              env=env, capture_output=True, text=True, check=False)
+        assert proc.returncode == expected, (line, proc.stdout, proc.stderr)
