@@ -30,7 +30,8 @@ import pyarrow.csv as pa_csv
 from rankproof._errors import InputError
 from rankproof.data._io import PathLike, atomic_write, is_gzip, read_bytes
 from rankproof.data._model import Dedupe, Qrels, Run
-from rankproof.data._strings import arrow_indices, as_string_array, find_bytes, to_numpy
+from rankproof.data._stream import plain_scan, read_table
+from rankproof.data._strings import as_string_array, find_bytes, to_numpy
 
 ExtraColumns = Literal["error", "ignore"]
 
@@ -84,14 +85,15 @@ def _fast_table(
         # every column is read (the unused ones dictionary-encoded) so that
         # Arrow validates their UTF-8 as the careful path does, and the
         # fields are checked for whitespace.
-        plain = not gzipped and _plain_bytes(path, delimiter)
+        size = None if gzipped else plain_scan(str(path), delimiter)
+        plain = size is not None
         column_types = {n: types.get(n, pa.dictionary(pa.int32(), pa.string())) for n in names}
         include = [n for n in names if n in types or n == "qid"] if plain else list(names)
         # 4 MiB blocks: as fast as larger ones, and Arrow's parse buffers in
         # flight stay small (16 MiB blocks: +100 MiB peak).
         read_options = pa_csv.ReadOptions(column_names=list(names), block_size=4 << 20)
-        # Streaming: one thread and 1 MiB blocks (its read-ahead holds
-        # dozens of blocks: +200 MiB at 4 MiB).
+        # Streaming (see _stream): 1 MiB blocks, no read-ahead threads (they
+        # hold dozens of blocks: +200 MiB at 4 MiB).
         stream_options = pa_csv.ReadOptions(column_names=list(names), block_size=1 << 20,
                                             use_threads=False)
         parse_options = pa_csv.ParseOptions(
@@ -102,9 +104,9 @@ def _fast_table(
             strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[],
         )
         table = None
-        if plain:
-            table = _stream_table(source, len(names), Path(path).stat().st_size,
-                                  stream_options, parse_options, convert_options)
+        if size is not None:
+            table = read_table(str(path), size, len(names), stream_options, parse_options,
+                               convert_options)
         if table is None:
             table = pa_csv.read_csv(source, read_options=read_options,
                                     parse_options=parse_options, convert_options=convert_options)
@@ -114,124 +116,12 @@ def _fast_table(
     return table if _fast_agrees(table, whitespace_checked=plain) else None
 
 
-def _plain_bytes(path: PathLike, delimiter: str, block: int = 1 << 20) -> bool:
-    """Whether the file is ASCII and holds no NUL and no whitespace byte other
-    than the delimiter and line ends.
-
-    Such a file is valid UTF-8 in every column, and Arrow's split on the one
-    delimiter is exactly the careful path's split on any whitespace. One pass
-    in 1 MiB blocks (``bytes.isascii`` and ``in`` run at memory speed) costs
-    well under a tenth of a second for a 7-million-line run.
-    """
-    allowed = b"\r\n" + delimiter.encode()
-    foreign = [bytes((b,)) for b in _WHITESPACE + b"\x00" if b not in allowed]
-    with open(path, "rb") as fh:
-        while chunk := fh.read(block):
-            if not chunk.isascii() or any(f in chunk for f in foreign):
-                return False
-    return True
-
-
-_STREAM_NUMBERS: dict[pa.DataType, type[np.generic]] = {pa.int64(): np.int64,
-                                                      pa.float64(): np.float64}
-
-
-class _Sink:
-    """One column of `_stream_table`: Arrow batches copied into preallocated memory."""
-
-    def __init__(self, type_: pa.DataType, rows: int, nbytes: int) -> None:
-        self.type = type_
-        self.dictionary = pa.types.is_dictionary(type_)
-        self.string = pa.types.is_string(type_)
-        if self.dictionary:
-            # Dictionary codes are remapped batch by batch onto one vocabulary
-            # in first-seen order (each batch has its own dictionary).
-            self.values: np.ndarray = np.empty(rows, dtype=np.int32)
-            self.index: dict[str, int] = {}
-            self.vocab: list[pa.Array] = []
-        elif self.string:
-            self.values = np.empty(rows + 1, dtype=np.int32)  # offsets
-            self.values[0] = 0
-            self.data = np.empty(nbytes, dtype=np.uint8)  # pages touched only as used
-            self.pos = 0
-        else:
-            self.values = np.empty(rows, dtype=_STREAM_NUMBERS[type_])
-
-    def put(self, at: int, arr: pa.Array) -> None:
-        m = len(arr)
-        if self.dictionary:
-            words = arr.dictionary.to_pylist()
-            before = len(self.index)
-            remap = np.fromiter((self.index.setdefault(w, len(self.index)) for w in words),
-                                dtype=np.int32, count=len(words))
-            fresh = np.flatnonzero(remap >= before)
-            if len(fresh):
-                self.vocab.append(arr.dictionary.take(arrow_indices(fresh)))
-            self.values[at:at + m] = remap[to_numpy(arr.indices)]
-        elif self.string:
-            offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=m + 1,
-                                    offset=arr.offset * 4)
-            lo, hi = int(offsets[0]), int(offsets[-1])
-            if hi > lo:
-                self.data[self.pos:self.pos + hi - lo] = np.frombuffer(
-                    arr.buffers()[2], dtype=np.uint8, count=hi - lo, offset=lo)
-            self.values[at + 1:at + m + 1] = offsets[1:] - (lo - self.pos)
-            self.pos += hi - lo
-        else:
-            self.values[at:at + m] = to_numpy(arr)
-
-    def finish(self, n: int) -> pa.Array:
-        if self.dictionary:
-            vocab = pa.concat_arrays(self.vocab)
-            codes = pa.Array.from_buffers(pa.int32(), n, [None, pa.py_buffer(self.values[:n])])
-            return pa.DictionaryArray.from_arrays(codes, vocab)
-        if self.string:
-            return pa.Array.from_buffers(
-                pa.string(), n,
-                [None, pa.py_buffer(self.values[:n + 1]), pa.py_buffer(self.data[:self.pos])])
-        return pa.Array.from_buffers(self.type, n, [None, pa.py_buffer(self.values[:n])])
-
-
-def _stream_table(
-    source: Any, n_columns: int, size: int, read_options: pa_csv.ReadOptions,
-    parse_options: pa_csv.ParseOptions, convert_options: pa_csv.ConvertOptions,
-) -> pa.Table | None:
-    """Read block by block into preallocated arrays: one chunk per column, no
-    table-sized copy, and Arrow's memory is reused block after block.
-
-    A line holds at least ``n_columns`` one-byte fields and their separators,
-    so ``size // (2 * n_columns) + 1`` rows is an upper bound; the arrays are
-    allocated for it but only the pages rows are written to become resident.
-    None when a column type is not supported here (read_csv then).
-    """
-    if size >= 2**31:  # string offsets are int32
-        return None
-    lines = size // (2 * n_columns) + 1
-    reader = pa_csv.open_csv(source, read_options=read_options, parse_options=parse_options,
-                             convert_options=convert_options)
-    supported = (*_STREAM_NUMBERS, pa.string(), pa.dictionary(pa.int32(), pa.string()))
-    if any(f.type not in supported for f in reader.schema):
-        return None
-    sinks = [_Sink(f.type, lines, size) for f in reader.schema]
-    n = 0
-    for batch in reader:
-        m = batch.num_rows
-        if n + m > lines:
-            return None
-        for sink, column in zip(sinks, batch.columns, strict=True):
-            sink.put(n, column)
-        n += m
-    if n == 0:
-        return None
-    return pa.Table.from_arrays([s.finish(n) for s in sinks], names=reader.schema.names)
-
-
 def _fast_agrees(table: pa.Table, *, whitespace_checked: bool = False) -> bool:
     """Whether Arrow's split of the file is the one the careful path would make.
 
     Arrow splits on one delimiter only, so a field holding another kind of
     whitespace (a tab in a space-separated file) would survive inside an id
-    where the careful path splits it (``whitespace_checked``: `_plain_bytes`
+    where the careful path splits it (``whitespace_checked``: `_stream.plain_scan`
     already ruled that out for the whole file); and a qid beginning with '#'
     is a comment line, which the careful path skips.
     """
