@@ -90,17 +90,19 @@ def _best(calls: int, fn: Any) -> tuple[float, float, float, Any]:
 
 def child_rankproof(run_path: str, qrels_path: str, calls: int) -> dict[str, Any]:
     t = time.perf_counter()
-    import rankproof as rp
+    # rankproof's top-level names are imported on first use: take them here,
+    # so that the import is timed as import, not as load.
+    from rankproof import evaluate, read_trec_qrels, read_trec_run
     import_s = time.perf_counter() - t
 
     clock = _Clock()
-    qrels = rp.read_trec_qrels(qrels_path)
-    run = rp.read_trec_run(run_path)
+    qrels = read_trec_qrels(qrels_path)
+    run = read_trec_run(run_path)
     load_s, load_cpu_s = clock.read()
     compute_s, compute_cpu_s, best_s, means = _best(
-        calls, lambda: rp.evaluate(qrels, run, MEASURES).mean())
+        calls, lambda: evaluate(qrels, run, MEASURES).mean())
     # Untimed: RR without cutoff, to check pytrec_eval's recip_rank.
-    extra = rp.evaluate(qrels, run, ["RR"]).mean()
+    extra = evaluate(qrels, run, ["RR"]).mean()
     return {"import_s": import_s, "load_s": load_s, "load_cpu_s": load_cpu_s,
             "compute_s": compute_s, "compute_cpu_s": compute_cpu_s,
             "compute_best_s": best_s, "means": {**means, "RR": extra["RR"]}}
@@ -219,6 +221,7 @@ def child_main(system: str, run_path: str, qrels_path: str, calls: int) -> None:
     out["system"] = system
     out["total_s"] = (out["load_s"] or 0.0) + out["compute_s"]
     out["total_cpu_s"] = (out["load_cpu_s"] or 0.0) + out["compute_cpu_s"]
+    out["with_import_s"] = out["import_s"] + out["total_s"]
     out["peak_mib"] = peak_rss_mib()
     print(json.dumps(out))
 
@@ -325,9 +328,10 @@ def targets(results: dict[str, dict[str, Any]]) -> dict[str, str]:
         r = peers[fastest]["total_s"] / ours["total_s"]
         cpu = peers[fastest]["total_cpu_s"] / ours["total_cpu_s"]
         goal = TARGETS["end_to_end_vs_fastest_peer"]
+        with_import = peers[fastest]["with_import_s"] / ours["with_import_s"]
         out["end_to_end_vs_fastest_peer"] = (
-            f"{'MET' if r >= goal else 'NOT MET'} ({r:.1f}x wall, {cpu:.1f}x CPU vs {fastest}, "
-            f"goal {goal:.0f}x)")
+            f"{'MET' if r >= goal else 'NOT MET'} ({r:.1f}x wall, {cpu:.1f}x CPU, "
+            f"{with_import:.1f}x wall counting imports, vs {fastest}; goal {goal:.0f}x)")
         heavier = [s for s, p in peers.items() if p["peak_mib"] <= ours["peak_mib"]]
         out["peak_memory_below_every_peer"] = (
             "MET" if not heavier else f"NOT MET ({', '.join(heavier)} use no more)")

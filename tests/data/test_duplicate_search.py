@@ -83,3 +83,11 @@ def test_find_bytes_across_blocks() -> None:
     assert _strings.find_bytes(arr, b"\t", block=7) == 2
     assert _strings.find_bytes(arr, b"\x00") is None
     assert _strings.find_bytes(pa.array([""]), b" ") is None
+
+
+def test_first_empty_across_blocks() -> None:
+    assert _strings.first_empty(pa.array(["a", "", "b"])) == 1
+    assert _strings.first_empty(pa.array(["", "a", "b"]).slice(1)) is None
+    assert _strings.first_empty(pa.array(["x", "a", "b", ""]).slice(1), block=1) == 2
+    assert _strings.first_empty(pa.array([], type=pa.string())) is None
+    assert _strings.first_empty(pa.array(["a", "b", ""], type=pa.large_string())) == 2

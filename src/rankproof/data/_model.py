@@ -28,6 +28,7 @@ from rankproof.data._strings import (
     as_string_array,
     duplicate_pairs,
     find_bytes,
+    first_empty,
     to_numpy,
 )
 
@@ -68,9 +69,9 @@ def _first_bad_id(values: pa.Array) -> tuple[int, str] | None:
     NUL is rejected because the tie-breaking key (``order_words``) pads ids
     with zero bytes: an id with a NUL would compare as equal to its prefix.
     """
-    lengths = to_numpy(pc.binary_length(values))
-    if len(lengths) and lengths.min() == 0:
-        return int(np.flatnonzero(lengths == 0)[0]), "empty {what}"
+    row = first_empty(values)
+    if row is not None:
+        return row, "empty {what}"
     row = find_bytes(values, b"\x00")
     if row is not None:
         return row, "{what} contains a NUL byte"

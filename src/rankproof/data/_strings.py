@@ -240,6 +240,21 @@ def to_numpy_filled(values: pa.Array, fill: int) -> np.ndarray:
     return np.where(valid, raw, fill)
 
 
+def first_empty(values: pa.Array | pa.ChunkedArray, block: int = 1 << 20) -> int | None:
+    """Index of the first empty string, or None; reads the offsets in blocks
+    (no array of lengths the size of the input)."""
+    arr = as_string_array(values)
+    offset_type = np.int64 if pa.types.is_large_string(arr.type) else np.int32
+    offsets = np.frombuffer(arr.buffers()[1], dtype=offset_type, count=len(arr) + 1,
+                            offset=arr.offset * np.dtype(offset_type).itemsize)
+    for at in range(0, len(arr), block):
+        piece = offsets[at:at + block + 1]
+        empty = np.flatnonzero(piece[1:] == piece[:-1])
+        if len(empty):
+            return at + int(empty[0])
+    return None
+
+
 def find_bytes(
     values: pa.Array | pa.ChunkedArray, needles: bytes, block: int = 1 << 20
 ) -> int | None:

@@ -100,9 +100,12 @@ def evaluate(
 
     # 3. join run rows to judgments.
     vocab, qkeys, qrels_sorted = _judged_doc_index(qrels)
-    doc_hit = pc.index_in(run.docids, value_set=vocab)
-    hit_rows = np.flatnonzero(to_numpy(doc_hit.is_valid()))
-    hit_docs = to_numpy(doc_hit.take(arrow_indices(hit_rows))).astype(np.int64)
+    # A membership bitmap over the run's docids, then codes for the few hits
+    # only: no index array the size of the run.
+    hit_rows = np.flatnonzero(to_numpy(pc.is_in(run.docids, value_set=vocab)))
+    hit_docs = to_numpy(
+        pc.index_in(run.docids.take(arrow_indices(hit_rows)), value_set=vocab)
+    ).astype(np.int64)
     hit_topic = tmap[run.qid_codes[hit_rows]]
     valid = hit_topic >= 0
     hit_rows, hit_docs, hit_topic = hit_rows[valid], hit_docs[valid], hit_topic[valid]
@@ -116,7 +119,11 @@ def evaluate(
     j_pos = ranking.positions_at(ranking.slot_of_rows(j_rows))
     sort = np.lexsort((j_pos, j_topic))
 
-    num_ret_all = np.bincount(run.qid_codes, minlength=len(run.qid_vocab)).astype(np.int64)
+    # Documents retrieved per run topic: each topic is one block of ranked
+    # slots, so its block length (no pass over every row).
+    block_rows = ranking.starts if ranking.rows is None else ranking.rows[ranking.starts]
+    num_ret_all = np.zeros(len(run.qid_vocab), dtype=np.int64)
+    num_ret_all[run.qid_codes[block_rows]] = np.diff(np.append(ranking.starts, ranking.n_slots))
     num_ret = np.zeros(n_qrels_topics, dtype=np.int64)
     judged_topics = tmap >= 0
     num_ret[tmap[judged_topics]] = num_ret_all[judged_topics]

@@ -60,8 +60,18 @@ class RankedOrder:
         """Ranked slot of each given run row."""
         if self.rows is None:
             return rows
-        inverse = np.empty(len(self.rows), dtype=np.int64)
-        inverse[self.rows] = np.arange(len(self.rows), dtype=np.int64)
+        n = len(self.rows)
+        if len(rows) * 16 < n:
+            # A few rows (the judged ones): find their slots with a mask
+            # instead of inverting the whole permutation.
+            wanted = np.zeros(n, dtype=bool)
+            wanted[rows] = True
+            slots = np.flatnonzero(wanted[self.rows])
+            found = self.rows[slots]
+            by_row = np.argsort(found)
+            return slots[by_row][np.searchsorted(found[by_row], rows)]
+        inverse = np.empty(n, dtype=np.int64)
+        inverse[self.rows] = np.arange(n, dtype=np.int64)
         return inverse[rows]
 
 
