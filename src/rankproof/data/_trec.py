@@ -102,6 +102,7 @@ def _fast_table(
         convert_options = pa_csv.ConvertOptions(
             column_types=column_types, include_columns=include,
             strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[],
+            check_utf8=not plain,  # a plain file is ASCII
         )
         table = None
         if size is not None:
