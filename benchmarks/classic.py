@@ -2,8 +2,8 @@
 
 Usage::
 
-    .venv/bin/python benchmarks/collections.py                 # all three collections
-    .venv/bin/python benchmarks/collections.py vaswani --out /tmp/bm25.json
+    .venv/bin/python benchmarks/classic.py                 # all three collections
+    .venv/bin/python benchmarks/classic.py vaswani --out /tmp/bm25.json
 
 For each collection it prints, side by side:
 

@@ -86,7 +86,7 @@ def _experiment(name: str, setup: str) -> tuple[EvalInputs, EvalReport, Run]:
     bm25 = BM25Retriever(k1=K1, b=B)
     bm25.index([(c.id, c.text) for c in chunks])
     out = bm25.search(inputs.queries, _chunk_depth(inputs))
-    return inputs, report, collapse_to_documents(out.run, inputs.chunk_doc)
+    return inputs, report, collapse_to_documents(out.run, inputs.chunk_doc, limit=DEPTH)
 
 
 def _chunk_depth(inputs: EvalInputs) -> int:
@@ -108,8 +108,9 @@ def _rank_bm25_run(units: Sequence[tuple[str, str, str]], queries: Iterable[tupl
                    k: int, model_class: type[BM25Okapi] = BM25Okapi,
                    ) -> dict[str, dict[str, float]]:
     """rank-bm25 over ``(unit id, document id, text)`` units: each query's top ``k`` units by
-    score (ties: larger unit id first), collapsed to documents at their best unit; scores
-    become n, n-1, ..., 1 so that pytrec_eval keeps exactly this order."""
+    score (ties: larger unit id first), collapsed to documents at their best unit and cut to
+    DEPTH documents (as the harness does); scores become n, n-1, ..., 1 so that pytrec_eval
+    keeps exactly this order."""
     analyzer = Analyzer()
     model = model_class([analyzer(text) for _, _, text in units], k1=K1, b=B)
     assert (model.k1, model.b, model.epsilon) == (K1, B, 0.25)
@@ -119,7 +120,7 @@ def _rank_bm25_run(units: Sequence[tuple[str, str, str]], queries: Iterable[tupl
         scores = model.get_scores(analyzer(text))
         hits = [i for i in by_id_desc if scores[i] > 0]
         hits.sort(key=lambda i: -scores[i])  # stable: ties stay in descending id order
-        docs = list(dict.fromkeys(units[i][1] for i in hits[:k]))
+        docs = list(dict.fromkeys(units[i][1] for i in hits[:k]))[:DEPTH]
         if docs:
             run[qid] = {d: float(len(docs) - r) for r, d in enumerate(docs)}
     return run

@@ -116,8 +116,13 @@ def _cache_dir() -> Path:
     return Path(root) if root else Path.home() / ".cache" / "rankproof"
 
 
-def build_stages(config: EvalConfig) -> list[Retriever]:
-    """The configured stages, in order (bm25 first)."""
+def build_stages(config: EvalConfig, chunk_depth: int | None = None) -> list[Retriever]:
+    """The configured stages, in order (bm25 first).
+
+    ``chunk_depth`` is how many chunks each stage returns per query; fusion reads
+    that many from each input, so that a document-granularity run can still fill
+    ``config.depth`` distinct documents.
+    """
     bm25 = BM25Retriever(k1=config.bm25_k1, b=config.bm25_b, stemmer=config.bm25_stemmer)
     stages: list[Retriever] = [bm25]
     dense: Retriever | None = None
@@ -130,7 +135,7 @@ def build_stages(config: EvalConfig) -> list[Retriever]:
     if "fusion" in config.stages:
         assert dense is not None
         fusion = FusionRetriever([bm25, dense], config.fusion, norm=config.fusion_norm,
-                                 rrf_k=config.rrf_k, depth=config.depth)
+                                 rrf_k=config.rrf_k, depth=chunk_depth or config.depth)
         stages.append(fusion)
     if "rerank" in config.stages:
         assert config.rerank_model is not None
@@ -161,11 +166,13 @@ def latency_summary(latency_ms: dict[str, float]) -> LatencySummary:
     )
 
 
-def collapse_to_documents(run: Run, chunk_doc: dict[str, str]) -> Run:
+def collapse_to_documents(run: Run, chunk_doc: dict[str, str], limit: int | None = None) -> Run:
     """Each query's distinct documents in the order their chunks are first ranked.
 
     Scores become a strictly decreasing sequence so that no tie-breaking can
-    reorder what the chunk ranking decided.
+    reorder what the chunk ranking decided. ``limit`` keeps the first
+    ``limit`` documents of each query, so that every stage is measured on
+    lists of the same depth.
     """
     order = ranked_order(run)
     rows = order.row_ids(len(run))
@@ -174,14 +181,17 @@ def collapse_to_documents(run: Run, chunk_doc: dict[str, str]) -> Run:
     out_q: list[str] = []
     out_d: list[str] = []
     seen: set[tuple[str, str]] = set()
+    per_query: dict[str, int] = {}
     for q, c in zip(qids, docids, strict=True):
         d = chunk_doc.get(c)
         if d is None:
             raise InputError(f"retrieved chunk {c!r} is not in the corpus")
         if (q, d) not in seen:
             seen.add((q, d))
-            out_q.append(q)
-            out_d.append(d)
+            per_query[q] = per_query.get(q, 0) + 1
+            if limit is None or per_query[q] <= limit:
+                out_q.append(q)
+                out_d.append(d)
     scores = np.empty(len(out_q), dtype=np.float64)
     rank = np.empty(len(out_q), dtype=np.int64)
     start = 0
@@ -220,9 +230,9 @@ def run_experiment(inputs: EvalInputs, config: EvalConfig,
     """Index, search, measure and compare every stage; return the report and the comparison."""
     config.check()
     say = progress or (lambda _msg: None)
-    stages = build_stages(config)
-    docs = [(c.id, c.text) for c in inputs.corpus.chunks]
     k = _chunk_depth(inputs, config)
+    stages = build_stages(config, k)
+    docs = [(c.id, c.text) for c in inputs.corpus.chunks]
     chunk_doc = inputs.chunk_doc
     outputs: dict[str, StageOutput] = {}
     runs: dict[str, Run] = {}
@@ -234,7 +244,8 @@ def run_experiment(inputs: EvalInputs, config: EvalConfig,
         outputs[stage.name] = out
         run = out.run
         if inputs.granularity == "document":
-            run = collapse_to_documents(run, chunk_doc)
+            run = collapse_to_documents(run, chunk_doc, limit=max(
+                config.depth, *(m.cutoff or 0 for m in resolve_measures(config.measures))))
         runs[stage.name] = run
 
     measures = resolve_measures(config.measures)
@@ -282,8 +293,8 @@ def run_experiment(inputs: EvalInputs, config: EvalConfig,
          *(comparison.caveats if comparison is not None else ())]
     ))
     if inputs.no_answer:
-        caveats.append(f"{len(inputs.no_answer)} query(ies) without an answer in the corpus are "
-                       "run but not scored by retrieval measures")
+        caveats.append(f"{len(inputs.no_answer)} query(ies) without relevance judgments "
+                       "(no-answer or unjudged) are run but not scored by retrieval measures")
     config_dict = config.as_dict()
     commit, dirty = git_state()
     report = EvalReport(
