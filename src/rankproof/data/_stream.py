@@ -128,8 +128,9 @@ def read_table(
 ) -> pa.Table | None:
     """The file as a table with one chunk per column, or None to use ``read_csv``.
 
-    A line holds at least ``n_columns`` one-byte fields and their separators,
-    so ``size // (2 * n_columns) + 1`` rows is an upper bound. Arrow errors
+    A line of ``n_columns`` non-empty fields takes at least ``2 * n_columns``
+    bytes, so ``size // (2 * n_columns) + 1`` rows is the bound allocated for
+    (a file with empty fields may overflow it: then None). Arrow errors
     (a malformed line) propagate: the caller sends the file down the careful
     path. None when a column type is not handled here or the file is too
     large for int32 string offsets.
