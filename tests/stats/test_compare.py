@@ -157,3 +157,12 @@ def test_markdown_and_power_commands(tmp_path: Path) -> None:
     assert np.all(np.diff(np.array(table["power"]), axis=1) >= 0)  # more queries, more power
     both = runner.invoke(app, ["power", "--pilot", str(out), "--sd", "0.2"])
     assert both.exit_code == 2 and "exactly one" in both.stderr
+
+
+def test_positives_only_qrels_get_one_caveat_instead_of_row_notes() -> None:
+    qrels = rp.Qrels.from_dict({f"q{i}": {f"d{i}": 1} for i in range(6)})
+    a = rp.Run.from_dict({f"q{i}": {f"d{i}": 2.0, "x": 1.0} for i in range(6)}, name="a")
+    b = rp.Run.from_dict({f"q{i}": {"x": 2.0, f"d{i}": 1.0} for i in range(6)}, name="b")
+    c = compare([a, b], qrels, "nDCG@10", resamples=200)
+    assert not any(r.notes for r in c.rows)
+    assert any("only relevant documents" in cav for cav in c.caveats)

@@ -32,7 +32,7 @@ from rankproof.measures import Measure, PerQuery, evaluate, resolve_measures
 from rankproof.measures._perquery import TopicPolicy
 from rankproof.stats._correct import correct
 from rankproof.stats._paired import PairedResult, TestName, paired_test
-from rankproof.stats._results import Result, jsonable
+from rankproof.stats._results import Result
 from rankproof.stats._tukey import TukeyHSDResult, tukey_hsd_randomized
 from rankproof.stats._validate import check_choice, check_probability
 
@@ -223,6 +223,10 @@ def compare(
     else:
         corrected = correct([r.p_value for *_, r in raw], correction).tolist()  # type: ignore[arg-type]
 
+    # Qrels that list only relevant documents (Cranfield-style) say nothing about which of
+    # the other documents were looked at: Judged@k is then just precision, not coverage.
+    positives_only = not bool((qrels.rels <= 0).any())
+    check_holes = not complete_judgments and not positives_only
     rows: list[ComparisonRow] = []
     for (b, c, m, r), p_corr in zip(raw, corrected, strict=True):
         verdict = _verdict(p_corr, alpha, r.difference, m.higher_is_better)
@@ -231,10 +235,14 @@ def compare(
         rows.append(ComparisonRow(
             baseline=b, candidate=c, measure=str(m), higher_is_better=m.higher_is_better,
             result=r, p_corrected=float(p_corr), verdict=verdict, underpowered=underpowered,
-            notes=() if complete_judgments else _judged_notes(judged, b, c, _judged_measure(m)),
+            notes=_judged_notes(judged, b, c, _judged_measure(m)) if check_holes else (),
         ))
 
     caveats: list[str] = []
+    if positives_only and not complete_judgments:
+        caveats.append("the qrels list only relevant documents, so how many retrieved documents "
+                       "were ever judged cannot be checked; unlisted documents count as "
+                       "non-relevant")
     if pairs == "all" and len(ms) > 1:
         caveats.append(f"Tukey HSD controls the error rate within each measure; {len(ms)} measures "
                        "were tested, so read cross-measure patterns with care")
