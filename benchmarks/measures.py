@@ -360,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out-dir", type=Path, default=Path("bench-data"))
     parser.add_argument("--systems", nargs="+", choices=SYSTEMS, default=list(SYSTEMS),
                         help="rankproof always runs (the ratios need it)")
-    parser.add_argument("--repeat", type=int, default=2,
+    parser.add_argument("--repeat", type=int, default=3,
                         help="fresh processes per system; the best total is kept")
     parser.add_argument("--compute-repeat", type=int, default=3,
                         help="evaluate calls per process for the compute-alone figure")
