@@ -167,3 +167,16 @@ def test_real_embedder_run_is_not_a_test_double(tmp_path: Path) -> None:
     assert report.stage("dense").config["model"].endswith("all-MiniLM-L6-v2")
     # A real sentence embedder finds the answer chunk in its top 10 for most queries.
     assert report.stage("dense").means["R@10"] > 0.8
+
+
+def test_progress_reports_every_step_and_is_silent_when_quiet() -> None:
+    from rankproof.cli.eval import _progress
+
+    seen: list[str] = []
+    run_experiment(golden_inputs("chunk", 800, 100),
+                   EvalConfig(stages=("bm25", "dense"), embedder="hashing", resamples=100),
+                   progress=seen.append)
+    assert len(seen) == 2 * 2 + 1
+    assert seen[0].startswith("indexing bm25") and seen[-1] == "measuring and comparing"
+    with _progress(quiet=True, steps=5) as say:
+        say("nothing is drawn")  # a no-op: --quiet (and a pipe) show no progress

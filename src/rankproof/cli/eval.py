@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
@@ -11,6 +10,14 @@ from pathlib import Path
 import typer
 from rich import box
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 from rankproof.cli._app import app, err_console, error_boundary
@@ -121,12 +128,26 @@ def _plan(inputs: EvalInputs, config: EvalConfig, outputs: list[Path]) -> Table:
 
 
 @contextmanager
-def _progress(quiet: bool) -> Iterator[object]:
-    if quiet or not sys.stderr.isatty():
-        yield None
+def _progress(quiet: bool, steps: int) -> Iterator[Callable[[str], None]]:
+    """A progress bar over the experiment's steps (index and search per stage, then the
+    statistics), on a terminal only; ``--quiet`` or a pipe gets nothing."""
+    if quiet or not err_console.is_terminal:
+        yield lambda _msg: None
         return
-    with err_console.status("starting") as status:
-        yield status
+    columns = (SpinnerColumn(), TextColumn("{task.description:<40}"), BarColumn(),
+               MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err_console, transient=True) as bar:
+        task = bar.add_task("starting", total=steps)
+        started = False
+
+        def say(msg: str) -> None:
+            nonlocal started
+            if started:
+                bar.advance(task)
+            started = True
+            bar.update(task, description=msg)
+
+        yield say
 
 
 @app.command("eval")
@@ -184,10 +205,7 @@ def eval_command(
     if dry_run:
         console.print(_plan(inputs, config, outputs))
         return
-    with _progress(quiet) as status:
-        def say(msg: str) -> None:
-            if status is not None:
-                status.update(msg)  # type: ignore[attr-defined]
+    with _progress(quiet, 2 * len(config.stages) + 1) as say:
         report, comparison = run_experiment(inputs, config, progress=say)
     text = report.model_dump_json(indent=2) + "\n"
     for path in outputs:
