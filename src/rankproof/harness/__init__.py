@@ -6,7 +6,6 @@ from rankproof.harness._experiment import (
     EvalConfig,
     collapse_to_documents,
     latency_summary,
-    nearest_rank,
     run_experiment,
 )
 from rankproof.harness._inputs import (
@@ -17,6 +16,7 @@ from rankproof.harness._inputs import (
     golden_inputs,
 )
 from rankproof.harness._report import EvalReport, StageComparison, StageResult
+from rankproof.stats._percentile import nearest_rank
 
 __all__ = [
     "DEFAULT_EVAL_MEASURES",

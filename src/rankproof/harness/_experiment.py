@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,7 +41,7 @@ from rankproof.harness._report import (
     StageComparison,
     StageResult,
 )
-from rankproof.measures import Measure, evaluate, ranked_order, resolve_measures
+from rankproof.measures import evaluate, ranked_order, resolve_measures
 from rankproof.retrieval import (
     BM25Retriever,
     DenseRetriever,
@@ -54,7 +54,8 @@ from rankproof.retrieval import (
     StageOutput,
     rerank_unavailable_reason,
 )
-from rankproof.stats._compare import Comparison, compare
+from rankproof.stats._compare import Comparison, _judged_measure, compare
+from rankproof.stats._percentile import nearest_rank
 
 STAGES = ("bm25", "dense", "fusion", "rerank")
 DEFAULT_EVAL_MEASURES = ("R@1", "R@5", "R@10", "RR@10", "nDCG@10")
@@ -145,24 +146,16 @@ def build_stages(config: EvalConfig, chunk_depth: int | None = None) -> list[Ret
     return stages
 
 
-def nearest_rank(values: Sequence[float], pct: float) -> float:
-    """The nearest-rank percentile: the smallest value with at least pct% of values at or below.
-
-    With 20 values, p95 is the 19th smallest, not the maximum.
-    """
-    ordered = sorted(values)
-    if not ordered:
-        return math.nan
-    rank = max(1, math.ceil(pct / 100.0 * len(ordered)))
-    return float(ordered[rank - 1])
 
 
 def latency_summary(latency_ms: dict[str, float]) -> LatencySummary:
     values = list(latency_ms.values())
+    if not values:
+        return LatencySummary(n=0, p50=math.nan, p95=math.nan, p99=math.nan, mean=math.nan,
+                              max=math.nan)
     return LatencySummary(
         n=len(values), p50=nearest_rank(values, 50), p95=nearest_rank(values, 95),
-        p99=nearest_rank(values, 99), mean=float(np.mean(values)) if values else math.nan,
-        max=float(max(values)) if values else math.nan,
+        p99=nearest_rank(values, 99), mean=float(np.mean(values)), max=float(max(values)),
     )
 
 
@@ -259,7 +252,7 @@ def run_experiment(inputs: EvalInputs, config: EvalConfig,
                              resamples=config.resamples, seed=config.seed,
                              complete_judgments=inputs.complete_judgments)
 
-    judged_ms = tuple(dict.fromkeys(Measure("Judged", cutoff=m.cutoff or 100) for m in measures))
+    judged_ms = tuple(dict.fromkeys(_judged_measure(m) for m in measures))
     stage_results = []
     for name, run in runs.items():
         full = evaluate(inputs.qrels, run, (*measures, *judged_ms))

@@ -17,7 +17,6 @@ Built in: the per-case ``latency_ms``; the aggregates ``latency_p50``,
 """
 
 from rankproof.metrics import _builtin  # noqa: F401  (registers the built-in metrics)
-from rankproof.metrics._builtin import nearest_rank
 from rankproof.metrics._registry import (
     MetricDef,
     lookup,
@@ -28,6 +27,7 @@ from rankproof.metrics._registry import (
     resolve,
 )
 from rankproof.metrics._run import CaseRow, RunProvenance, RunResult, judgments_digest, run
+from rankproof.stats._percentile import nearest_rank
 
 __all__ = [
     "CaseRow",

@@ -31,21 +31,13 @@ from typing import TYPE_CHECKING
 
 from rankproof._errors import InputError
 from rankproof.metrics._registry import register_aggregate, register_metric
+from rankproof.stats._percentile import nearest_rank
 
 if TYPE_CHECKING:
     from rankproof.metrics._run import CaseRow
     from rankproof.targets import Case, TargetResponse
 
 
-def nearest_rank(values: Sequence[float], pct: float) -> float:
-    """The nearest-rank percentile: ``sorted(values)[ceil(pct/100 · n) − 1]`` (rank ≥ 1)."""
-    if not values:
-        raise InputError("a percentile of no values is undefined")
-    if not 0 < pct <= 100:
-        raise ValueError(f"pct must be in (0, 100], got {pct!r}")
-    ordered = sorted(values)
-    rank = max(1, math.ceil(pct / 100.0 * len(ordered)))
-    return float(ordered[rank - 1])
 
 
 def _latencies(rows: Sequence[CaseRow]) -> list[float]:
