@@ -213,12 +213,36 @@ def _glasgow_text(fields: Mapping[str, str]) -> str:
     return "\n\n".join(p for p in (title, body) if p)
 
 
+class _QrelsRows:
+    """Qrels rows collected line by line, each document checked against the collection."""
+
+    def __init__(self, path: Path, docids: set[str]) -> None:
+        self.path, self.docids = path, docids
+        self.q: list[str] = []
+        self.d: list[str] = []
+        self.r: list[int] = []
+        self.lines: list[int] = []
+
+    def add(self, q: str, d: str, rel: int, lineno: int) -> None:
+        if d not in self.docids:
+            raise InputError(f"unknown document {d!r}", path=str(self.path), line=lineno,
+                             field="docid")
+        self.q.append(q)
+        self.d.append(d)
+        self.r.append(rel)
+        self.lines.append(lineno)
+
+    def build(self) -> Qrels:
+        if not self.q:
+            raise InputError("the qrels have no rows", path=str(self.path))
+        lines = self.lines
+        return Qrels.from_columns(self.q, self.d, np.array(self.r, dtype=np.int64),
+                                  source=str(self.path), locator=lambda row: lines[row])
+
+
 def _read_glasgow_qrels(path: Path, qids: set[str], docids: set[str],
                         grades: Mapping[int, int] | None) -> Qrels:
-    q_col: list[str] = []
-    d_col: list[str] = []
-    r_col: list[int] = []
-    lines: list[int] = []
+    rows = _QrelsRows(path, docids)
     for lineno, line in enumerate(_read_text(path).split("\n"), start=1):
         parts = line.split()
         if not parts:
@@ -244,17 +268,8 @@ def _read_glasgow_qrels(path: Path, qids: set[str], docids: set[str],
         if q not in qids:
             raise InputError(f"query {q!r} is not a query position in the queries file "
                              f"(1..{len(qids)})", path=str(path), line=lineno, field="qid")
-        if d not in docids:
-            raise InputError(f"unknown document {d!r}", path=str(path), line=lineno,
-                             field="docid")
-        q_col.append(q)
-        d_col.append(d)
-        r_col.append(code)
-        lines.append(lineno)
-    if not q_col:
-        raise InputError("the qrels have no rows", path=str(path))
-    return Qrels.from_columns(q_col, d_col, np.array(r_col, dtype=np.int64), source=str(path),
-                              locator=lambda row: lines[row])
+        rows.add(q, d, code, lineno)
+    return rows.build()
 
 
 def read_glasgow(
@@ -376,10 +391,7 @@ def read_trec_topics(path: PathLike) -> tuple[tuple[str, str], ...]:
 
 
 def _read_trec_qrels_checked(path: Path, qids: set[str], docids: set[str]) -> Qrels:
-    q_col: list[str] = []
-    d_col: list[str] = []
-    r_col: list[int] = []
-    lines: list[int] = []
+    rows = _QrelsRows(path, docids)
     for lineno, line in enumerate(_read_text(path).split("\n"), start=1):
         parts = line.split()
         if not parts:
@@ -395,17 +407,8 @@ def _read_trec_qrels_checked(path: Path, qids: set[str], docids: set[str]) -> Qr
                              line=lineno, field="rel") from None
         if q not in qids:
             raise InputError(f"unknown query {q!r}", path=str(path), line=lineno, field="qid")
-        if d not in docids:
-            raise InputError(f"unknown document {d!r}", path=str(path), line=lineno,
-                             field="docid")
-        q_col.append(q)
-        d_col.append(d)
-        r_col.append(rel)
-        lines.append(lineno)
-    if not q_col:
-        raise InputError("the qrels have no rows", path=str(path))
-    return Qrels.from_columns(q_col, d_col, np.array(r_col, dtype=np.int64), source=str(path),
-                              locator=lambda row: lines[row])
+        rows.add(q, d, rel, lineno)
+    return rows.build()
 
 
 def read_vaswani(folder: PathLike) -> Collection:
