@@ -98,7 +98,7 @@ def document_bm25(name: str, root: Path) -> dict[str, dict[str, Any]]:
     import numpy as np
     from rank_bm25 import BM25Okapi
 
-    from rankproof.data import load_collection
+    from rankproof.corpus import load_collection
     from rankproof.retrieval import BM25Retriever
     from rankproof.retrieval._bm25 import Analyzer
 

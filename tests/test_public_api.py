@@ -9,7 +9,8 @@ import pytest
 import rankproof
 import rankproof.measures
 
-SUBPACKAGES = ("data", "measures", "stats", "retrieval", "harness", "targets", "metrics", "gate")
+SUBPACKAGES = ("data", "corpus", "measures", "stats", "compare", "retrieval", "targets",
+               "harness", "gate", "report")
 
 
 def _isort_key(name: str) -> tuple[int, str]:
@@ -21,7 +22,8 @@ def _isort_key(name: str) -> tuple[int, str]:
 def test_top_level_names_are_pinned() -> None:
     assert rankproof.__all__ == sorted(rankproof.__all__, key=_isort_key)
     assert set(rankproof.__all__) == {
-        "Comparison", "ConfigError", "InputError", "Measure", "PairedResult", "PairingError",
+        "Comparison", "ConfigError", "InputError", "Measure", "MissingExtraError",
+        "PairedResult", "PairingError",
         "PerQuery", "Qrels", "RankproofError", "Run", "TargetError", "__version__", "compare",
         "correct", "evaluate", "load_qrels", "load_run", "paired_test", "parse",
         "read_trec_qrels", "read_trec_run",

@@ -28,11 +28,11 @@ from rich.console import Console
 from rich.table import Table
 
 from rankproof.gate import GateVerdict, load_baseline, load_checks, run_gate, save_baseline
-from rankproof.metrics import RunResult, lookup, run
-from rankproof.render.gate import verdict_lines, verdict_markdown, verdict_table
-from rankproof.render.junit import verdict_junit
+from rankproof.measures import lookup
+from rankproof.report.gate import verdict_lines, verdict_markdown, verdict_table
+from rankproof.report.junit import verdict_junit
 from rankproof.stats import correct, paired_test
-from rankproof.targets import Case, HttpTarget, load_goldens
+from rankproof.targets import Case, HttpTarget, RunResult, load_goldens, run
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

@@ -1,9 +1,11 @@
 """rankproof: did that change make retrieval better, or did the number just move?
 
 The flat namespace holds what most scripts need; the subpackages hold the rest:
-``rankproof.data`` (formats, corpus, judgments), ``rankproof.measures``,
-``rankproof.stats``, ``rankproof.retrieval``, ``rankproof.harness``,
-``rankproof.targets``, ``rankproof.metrics`` and ``rankproof.gate``.
+``rankproof.data`` (runs, qrels and their formats), ``rankproof.corpus``
+(documents, judgments, collections), ``rankproof.measures`` (the one metric
+namespace), ``rankproof.stats``, ``rankproof.compare``, ``rankproof.retrieval``,
+``rankproof.targets``, ``rankproof.harness``, ``rankproof.gate`` and
+``rankproof.report``.
 
 Names are imported on first use (PEP 562), so ``import rankproof`` — which
 pytest does in every session through the ``rankproof_gate`` plugin — costs
@@ -15,13 +17,21 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from rankproof._errors import ConfigError, InputError, PairingError, RankproofError, TargetError
+from rankproof._errors import (
+    ConfigError,
+    InputError,
+    MissingExtraError,
+    PairingError,
+    RankproofError,
+    TargetError,
+)
 from rankproof._version import __version__
 
 if TYPE_CHECKING:
+    from rankproof.compare import Comparison, compare
     from rankproof.data import Qrels, Run, load_qrels, load_run, read_trec_qrels, read_trec_run
     from rankproof.measures import Measure, PerQuery, evaluate, parse
-    from rankproof.stats import Comparison, PairedResult, compare, correct, paired_test
+    from rankproof.stats import PairedResult, correct, paired_test
 
 _LAZY = {
     "Qrels": "rankproof.data", "Run": "rankproof.data", "load_qrels": "rankproof.data",
@@ -29,8 +39,8 @@ _LAZY = {
     "read_trec_run": "rankproof.data",
     "Measure": "rankproof.measures", "PerQuery": "rankproof.measures",
     "evaluate": "rankproof.measures", "parse": "rankproof.measures",
-    "Comparison": "rankproof.stats", "PairedResult": "rankproof.stats",
-    "compare": "rankproof.stats", "correct": "rankproof.stats",
+    "Comparison": "rankproof.compare", "PairedResult": "rankproof.stats",
+    "compare": "rankproof.compare", "correct": "rankproof.stats",
     "paired_test": "rankproof.stats",
 }
 
@@ -53,6 +63,7 @@ __all__ = [
     "ConfigError",
     "InputError",
     "Measure",
+    "MissingExtraError",
     "PairedResult",
     "PairingError",
     "PerQuery",

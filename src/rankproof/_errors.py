@@ -8,7 +8,8 @@ catch either ``rankproof.InputError`` or plain ``ValueError``::
     ├── InputError(ValueError)     bad file, line or field; carries path/line/field
     ├── PairingError(ValueError)   two sides of a paired comparison cover different queries
     ├── ConfigError(ValueError)    a checks/config file is invalid (CLI exit code 2)
-    └── TargetError(RuntimeError)  a system under test failed after its retries
+    ├── TargetError(RuntimeError)  a system under test failed after its retries
+    └── MissingExtraError(ImportError)  an optional dependency is not installed
 
 Messages say what was expected, what was found, and where.
 """
@@ -73,3 +74,11 @@ class ConfigError(RankproofError, ValueError):
 
 class TargetError(RankproofError, RuntimeError):
     """A system under test failed (after its retries) for a named case."""
+
+
+class MissingExtraError(RankproofError, ImportError):
+    """An optional dependency is not installed; the message names the extra to install.
+
+    Raised instead of falling back to something else: a stage that cannot run
+    as asked is never replaced silently.
+    """

@@ -32,8 +32,7 @@ import pytest
 
 if TYPE_CHECKING:
     from rankproof.gate import Baseline, GateVerdict
-    from rankproof.metrics import RunResult
-    from rankproof.targets import Case, Target
+    from rankproof.targets import Case, RunResult, Target
 
 
 class GateWarning(UserWarning):

@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 
 from rankproof import InputError
-from rankproof.data._beir_adapt import (
+from rankproof.corpus._beir_adapt import (
     _contained,
     adapt_beir,
     kebab_query_id,
     unsafe_component_reason,
 )
-from rankproof.data._corpus import read_corpus
-from rankproof.data._judgments import QUERY_ID_PATTERN, read_judgments
+from rankproof.corpus._corpus import read_corpus
+from rankproof.corpus._judgments import QUERY_ID_PATTERN, read_judgments
 
 CORPUS = [
     {"_id": "d1", "title": "Pumps", "text": "Pumps are greased every 2000 hours."},
@@ -322,7 +322,7 @@ def test_failure_while_writing_leaves_nothing(tmp_path: Path, dest: Path, out_st
     def fail(*args: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr("rankproof.data._beir_adapt.os.replace", fail)
+    monkeypatch.setattr("rankproof.corpus._beir_adapt.os.replace", fail)
     if out_state == "empty":
         (dest / "out").mkdir()
     before = snapshot(dest)

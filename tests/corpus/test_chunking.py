@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rankproof import InputError
-from rankproof.data._corpus import Document, chunk_document, chunk_spans
+from rankproof.corpus._corpus import Document, chunk_document, chunk_spans
 
 
 def check_invariants(text: str, size: int, overlap: int) -> list[tuple[int, int]]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rankproof import InputError
-from rankproof.data._collections import (
+from rankproof.corpus._collections import (
     CRANFIELD_GRADES,
     Collection,
     load_collection,

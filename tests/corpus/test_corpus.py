@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from rankproof import InputError
-from rankproof.data._corpus import Corpus, Document, read_corpus
+from rankproof.corpus._corpus import Corpus, Document, read_corpus
 
 
 def write(root: Path, rel: str, data: str | bytes) -> None:

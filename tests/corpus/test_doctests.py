@@ -7,7 +7,7 @@ from types import ModuleType
 
 import pytest
 
-from rankproof.data import _beir_adapt, _collections, _corpus, _judgments
+from rankproof.corpus import _beir_adapt, _collections, _corpus, _judgments
 
 
 @pytest.mark.parametrize("module", [_corpus, _judgments, _collections, _beir_adapt],

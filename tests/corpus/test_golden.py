@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from rankproof.data._collections import golden_corpus
-from rankproof.data._corpus import Corpus, read_corpus
-from rankproof.data._judgments import CATEGORIES, QUERY_ID_PATTERN, Judgments, read_judgments
+from rankproof.corpus._collections import golden_corpus
+from rankproof.corpus._corpus import Corpus, read_corpus
+from rankproof.corpus._judgments import CATEGORIES, QUERY_ID_PATTERN, Judgments, read_judgments
 
 GOLDEN = Path(str(resources.files("rankproof") / "golden"))
 INJECTION = re.compile(r"ignore (all )?(previous|prior) (instructions|guidance)|disregard "

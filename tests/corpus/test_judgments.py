@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from rankproof import InputError
-from rankproof.data._corpus import Corpus, Document
-from rankproof.data._judgments import (
+from rankproof.corpus._corpus import Corpus, Document
+from rankproof.corpus._judgments import (
     Judgments,
     parse_judgments,
     read_judgments,

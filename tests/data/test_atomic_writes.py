@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from rankproof import InputError
+from rankproof._io import atomic_write
 from rankproof.data import (
     Qrels,
     Run,
@@ -24,7 +25,6 @@ from rankproof.data import (
     write_trec_qrels,
     write_trec_run,
 )
-from rankproof.data._io import atomic_write
 
 RUN = Run.from_dict({"q1": {f"d{i}": float(i) for i in range(50)},
                      "q2": {f"d{i}": float(-i) for i in range(50)}})
@@ -82,7 +82,7 @@ def test_invalid_tag_writes_nothing(tag, tmp_path) -> None:
 @pytest.mark.parametrize("writer", RUN_WRITERS + QRELS_WRITERS, ids=lambda w: w.__name__)
 def test_writer_failing_part_way_leaves_nothing(writer, tmp_path, monkeypatch) -> None:
     """Break each writer after a few rows by making the file's ``write`` fail."""
-    import rankproof.data._io as io_module
+    import rankproof._io as io_module
 
     real = io_module.atomic_write
 
@@ -160,7 +160,7 @@ def test_written_files_follow_the_umask_and_gzip_is_reproducible(tmp_path: Path)
     import gzip
     import os
 
-    from rankproof.data._io import atomic_write
+    from rankproof._io import atomic_write
 
     old = os.umask(0o022)
     try:

@@ -6,8 +6,7 @@ import textwrap
 from collections.abc import Mapping
 
 from rankproof.gate import ChecksFile, parse_checks
-from rankproof.metrics import CaseRow, RunProvenance, RunResult
-from rankproof.targets import TargetResponse
+from rankproof.targets import CaseRow, RunProvenance, RunResult, TargetResponse
 
 
 def result(

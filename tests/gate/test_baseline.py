@@ -10,7 +10,7 @@ from tests.gate._helpers import result
 
 from rankproof import ConfigError, InputError
 from rankproof.gate import baseline_path, list_baselines, load_baseline, save_baseline
-from rankproof.metrics import RunResult
+from rankproof.targets import RunResult
 
 R = result({"a": {"nDCG@10": 0.5}, "b": {"nDCG@10": 1.0}}, latency={"a": 1.0, "b": 3.0},
            ids={"a": ("d1",), "b": ("d2", "d1")})

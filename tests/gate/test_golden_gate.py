@@ -21,8 +21,7 @@ import pytest
 from tests.gate._helpers import checks
 
 from rankproof.gate import load_report, run_gate
-from rankproof.harness import EvalConfig, golden_inputs, run_experiment
-from rankproof.metrics import RunResult
+from rankproof.harness import EvalConfig, golden_inputs, run_experiment, run_result_from_report
 
 REGRESSION = """\
 checks:
@@ -36,8 +35,8 @@ checks:
 
 
 def test_small_chunks_are_a_significant_regression(golden_reports: dict[str, Path]) -> None:
-    base = RunResult.from_report(load_report(golden_reports["base"]))
-    small = RunResult.from_report(load_report(golden_reports["small_chunks"]))
+    base = run_result_from_report(load_report(golden_reports["base"]))
+    small = run_result_from_report(load_report(golden_reports["small_chunks"]))
     v = run_gate(checks(REGRESSION), small, base)
     assert not v.passed
     ndcg = v.checks[0]
@@ -48,18 +47,18 @@ def test_small_chunks_are_a_significant_regression(golden_reports: dict[str, Pat
 
 
 def test_a_rerun_passes(golden_reports: dict[str, Path]) -> None:
-    base = RunResult.from_report(load_report(golden_reports["base"]))
-    rerun = RunResult.from_report(load_report(golden_reports["rerun"]))
+    base = run_result_from_report(load_report(golden_reports["base"]))
+    rerun = run_result_from_report(load_report(golden_reports["rerun"]))
     v = run_gate(checks(REGRESSION), rerun, base)
     assert v.passed and all(c.difference == 0.0 and c.p_value == 1.0 for c in v.checks)
 
 
 def test_bm25_without_stemming_is_not_a_significant_regression(
         golden_reports: dict[str, Path]) -> None:
-    base = RunResult.from_report(load_report(golden_reports["base"]))
+    base = run_result_from_report(load_report(golden_reports["base"]))
     report, _ = run_experiment(golden_inputs("chunk", 800, 100),
                                EvalConfig(stages=("bm25",), bm25_stemmer=None))
-    v = run_gate(checks(REGRESSION), RunResult.from_report(report), base)
+    v = run_gate(checks(REGRESSION), run_result_from_report(report), base)
     ndcg = v.checks[0]
     assert ndcg.difference is not None and ndcg.difference < 0    # worse on average ...
     assert ndcg.p_value is not None and 0.05 < ndcg.p_value < 0.2  # ... but not detectably

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from rankproof.gate import save_baseline
-from rankproof.metrics import run
-from rankproof.targets import CallableTarget, Case
+from rankproof.targets import CallableTarget, Case, run
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDENS = [
@@ -89,7 +88,7 @@ def test_the_plugin_defers_its_own_imports() -> None:
 
     code = ("import sys, rankproof.pytest_plugin; "
             "print(sorted(m for m in ('rankproof.gate', 'rankproof.harness', "
-            "'rankproof.metrics', 'rankproof.targets', 'httpx') if m in sys.modules))")
+            "'rankproof.measures', 'rankproof.targets', 'httpx') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=120)
     assert out.stdout.strip() == "[]"

@@ -6,9 +6,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from rankproof.measures import parse
-from rankproof.metrics import lookup, polarity, register_aggregate, register_metric, registered
-from rankproof.metrics._registry import _unregister
+from rankproof.measures import (
+    lookup,
+    parse,
+    polarity,
+    register_aggregate,
+    register_metric,
+    registered,
+)
+from rankproof.measures._registry import _unregister
 
 
 @pytest.fixture

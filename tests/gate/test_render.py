@@ -13,8 +13,8 @@ from rich.console import Console
 from tests.gate._helpers import checks, column, result
 
 from rankproof.gate import GateVerdict, run_gate
-from rankproof.render.gate import verdict_lines, verdict_markdown, verdict_table
-from rankproof.render.junit import verdict_junit
+from rankproof.report.gate import verdict_lines, verdict_markdown, verdict_table
+from rankproof.report.junit import verdict_junit
 
 IDS = [f"q{i}" for i in range(12)]
 BASE = {q: 0.5 + 0.03 * i for i, q in enumerate(IDS)}

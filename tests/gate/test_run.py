@@ -13,17 +13,18 @@ import pytest
 
 from rankproof import InputError, RankproofError
 from rankproof.data import Qrels, Run
-from rankproof.harness import EvalConfig, golden_inputs, run_experiment
-from rankproof.measures import evaluate
-from rankproof.metrics import (
+from rankproof.harness import EvalConfig, golden_inputs, run_experiment, run_result_from_report
+from rankproof.measures import evaluate, register_metric
+from rankproof.measures._registry import _unregister
+from rankproof.targets import (
+    CallableTarget,
+    Case,
     CaseRow,
     RunResult,
+    TargetResponse,
     judgments_digest,
-    register_metric,
     run,
 )
-from rankproof.metrics._registry import _unregister
-from rankproof.targets import CallableTarget, Case, TargetResponse
 
 CASES = (
     Case("a", "alpha", relevant=("d1",)),
@@ -216,7 +217,7 @@ def test_select_and_scope_errors_name_the_missing_case() -> None:
 def test_from_report_rows() -> None:
     report, _ = run_experiment(golden_inputs("chunk", 800, 100),
                                EvalConfig(stages=("bm25",), resamples=200))
-    r = RunResult.from_report(report)                 # one stage: no choice to make
+    r = run_result_from_report(report)                 # one stage: no choice to make
     stage = report.stage("bm25")
     assert r.name == "bm25" and len(r.rows) == len(stage.latency_ms)
     assert r.scores("nDCG@10") == {q: v["nDCG@10"] for q, v in stage.per_query.items()}
@@ -228,11 +229,11 @@ def test_from_report_rows() -> None:
     assert r.provenance.granularity == "chunk" and r.provenance.stage == "bm25"
     assert r.provenance.measures == tuple(report.measures)
     with pytest.raises(InputError, match="no stage 'dense'"):
-        RunResult.from_report(report, "dense")
+        run_result_from_report(report, "dense")
     two = report.model_copy(update={"stages": [stage, stage.model_copy(update={"name": "x"})]})
     with pytest.raises(InputError, match=r"2 stages \(bm25, x\); choose one"):
-        RunResult.from_report(two)
-    assert RunResult.from_report(two, "x").name == "x"
+        run_result_from_report(two)
+    assert run_result_from_report(two, "x").name == "x"
 
 
 def test_case_order_changes_nothing_but_row_order() -> None:

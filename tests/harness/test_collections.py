@@ -49,7 +49,8 @@ import pytrec_eval
 from rank_bm25 import BM25Okapi
 from tests.conftest import SHARED_DATA
 
-from rankproof.data import Run, load_collection
+from rankproof.corpus import load_collection
+from rankproof.data import Run
 from rankproof.harness import (
     EvalConfig,
     EvalInputs,

@@ -17,10 +17,10 @@ from rankproof.harness import (
     EvalReport,
     collapse_to_documents,
     golden_inputs,
-    nearest_rank,
     run_experiment,
 )
 from rankproof.retrieval import HASHING_NOTE, PLUMBING_NOTE, make_plumbing_cross_encoder
+from rankproof.stats import nearest_rank
 
 runner = CliRunner()
 FAST = EvalConfig(stages=("bm25", "dense", "fusion"), embedder="hashing", resamples=500)

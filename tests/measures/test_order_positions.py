@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rankproof.data import Run
-from rankproof.measures import ranked_order
+from rankproof.data import Run, ranked_order
 
 
 def test_positions_at_matches_positions() -> None:
@@ -26,7 +25,7 @@ def test_positions_at_matches_positions() -> None:
 
 
 def test_slot_of_rows_matches_the_inverse_permutation() -> None:
-    from rankproof.measures import RankedOrder
+    from rankproof.data import RankedOrder
 
     rng = np.random.default_rng(1)
     for _ in range(100):

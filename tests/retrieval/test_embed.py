@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 from tests.retrieval._helpers import DOCS, QUERIES
 
+from rankproof._errors import MissingExtraError
 from rankproof.retrieval import (
     HASHING_NOTE,
     DenseRetriever,
     Embedder,
     HashingEmbedder,
-    MissingExtraError,
     SentenceTransformerEmbedder,
 )
 

@@ -23,8 +23,7 @@ import pytest
 from tests.retrieval._helpers import DOCS, QUERIES
 
 from rankproof import InputError, Run
-from rankproof.data import read_trec_run, write_trec_run
-from rankproof.measures import ranked_order
+from rankproof.data import ranked_order, read_trec_run, write_trec_run
 from rankproof.retrieval import (
     BM25Retriever,
     DenseRetriever,

@@ -11,11 +11,11 @@ import pytest
 from tests.retrieval._helpers import DOCS, QUERIES
 
 from rankproof import ConfigError
+from rankproof._errors import MissingExtraError
 from rankproof.retrieval import (
     PLUMBING_NOTE,
     BM25Retriever,
     CrossEncoder,
-    MissingExtraError,
     RerankRetriever,
     Retriever,
     SentenceTransformerCrossEncoder,

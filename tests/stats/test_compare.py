@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 import rankproof as rp
 from rankproof.cli import app
+from rankproof.compare._compare import compare, pilot_deltas
 from rankproof.stats import correct, paired_test
-from rankproof.stats._compare import compare, pilot_deltas
 
 RUNS = SHARED_DATA / "rankllm_runs"
 QRELS = SHARED_DATA / "trec_dl" / "qrels.dl19-passage.txt"

@@ -29,10 +29,10 @@ from rankproof.stats import (
 )
 
 EXPECTED_NAMES = [
-    "BootstrapResult", "Comparison", "ComparisonRow", "DetectionTable", "PairComparison",
+    "BootstrapResult", "DetectionTable", "PairComparison",
     "PairedResult", "PairedScores", "RandomizationResult", "SignTestResult", "SimulatedPower",
-    "TTestResult", "TukeyHSDResult", "WilcoxonResult", "bootstrap_ci", "compare", "correct",
-    "detection_table", "paired_scores", "paired_t",
+    "TTestResult", "TukeyHSDResult", "WilcoxonResult", "bootstrap_ci", "correct",
+    "detection_table", "nearest_rank", "paired_scores", "paired_t",
     "paired_test", "power", "queries_needed", "randomization_test", "sign", "sign_test",
     "simulated_power", "tukey_hsd_randomized", "wilcoxon",
 ]

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from rankproof.cli._app import app, err_console, error_boundary
-from rankproof.data import adapt_beir
+from rankproof.corpus import adapt_beir
 
 adapt_app = typer.Typer(help="Convert other formats into rankproof's corpus + judgments.",
                         no_args_is_help=True)

@@ -20,7 +20,7 @@ from rankproof.gate import (
     load_report,
     save_baseline,
 )
-from rankproof.metrics import RunResult
+from rankproof.harness import run_result_from_report
 
 baseline_app = typer.Typer(
     name="baseline", no_args_is_help=True,
@@ -50,7 +50,7 @@ def save_command(
 ) -> None:
     """Save one stage of REPORT as baseline NAME."""
     rep = load_report(report)
-    result = RunResult.from_report(rep, stage)
+    result = run_result_from_report(rep, stage)
     path = save_baseline(result, name, directory, overwrite=force, source={
         "report": str(report), "stage": result.name, "report_created_at": rep.created_at,
         "git_commit": rep.provenance.git_commit, "git_dirty": rep.provenance.git_dirty})

@@ -9,12 +9,12 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from rankproof._io import atomic_write
 from rankproof.cli._app import EXIT_FAILED, app, err_console, error_boundary
 from rankproof.cli.measure import DedupeOpt, Topics
-from rankproof.data._io import atomic_write
+from rankproof.compare._compare import compare as run_compare
 from rankproof.data._trec import read_trec_qrels, read_trec_run
-from rankproof.render.compare import comparison_markdown, comparison_tables
-from rankproof.stats._compare import compare as run_compare
+from rankproof.report.compare import comparison_markdown, comparison_tables
 
 
 class TestOpt(StrEnum):

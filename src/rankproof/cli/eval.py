@@ -20,8 +20,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from rankproof._io import atomic_write
 from rankproof.cli._app import app, err_console, error_boundary
-from rankproof.data._io import atomic_write
 from rankproof.harness import (
     DEFAULT_EVAL_MEASURES,
     EvalConfig,
@@ -34,7 +34,7 @@ from rankproof.harness import (
     run_experiment,
 )
 from rankproof.measures import resolve_measures
-from rankproof.render.compare import comparison_compact_table, comparison_markdown
+from rankproof.report.compare import comparison_compact_table, comparison_markdown
 
 DEFAULT_OUTPUT = Path("evals/results/latest.json")
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from rankproof._io import atomic_write
 from rankproof.cli._app import EXIT_FAILED, app, err_console, error_boundary
-from rankproof.data._io import atomic_write
 from rankproof.gate import (
     DEFAULT_DIR,
     GateVerdict,
@@ -19,8 +19,8 @@ from rankproof.gate import (
     result_from_report,
     run_gate,
 )
-from rankproof.render.gate import verdict_lines, verdict_markdown, verdict_table
-from rankproof.render.junit import verdict_junit
+from rankproof.report.gate import verdict_lines, verdict_markdown, verdict_table
+from rankproof.report.junit import verdict_junit
 
 DEFAULT_REPORT = Path("evals/results/latest.json")
 

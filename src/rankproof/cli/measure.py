@@ -8,13 +8,13 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from rankproof._io import atomic_write
 from rankproof.cli._app import app, err_console, error_boundary
-from rankproof.data._io import atomic_write
 from rankproof.data._trec import read_trec_qrels, read_trec_run
 from rankproof.measures import DEFAULT_MEASURES, Measure, PerQuery, evaluate, parse_many
 from rankproof.measures._sets import HEADER_LINES, TREC_SETS, expand_set
-from rankproof.render import records, table
-from rankproof.render.trec import trec_lines
+from rankproof.report import records, table
+from rankproof.report.trec import trec_lines
 
 
 class Format(StrEnum):

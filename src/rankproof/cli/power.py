@@ -11,8 +11,8 @@ from rich.console import Console
 from rich.table import Table
 
 from rankproof.cli._app import app, error_boundary
+from rankproof.compare._compare import pilot_deltas
 from rankproof.stats import DetectionTable, detection_table
-from rankproof.stats._compare import pilot_deltas
 
 
 class PowerMethod(StrEnum):

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rankproof._errors import InputError
-from rankproof.data._io import PathLike, atomic_write, is_gzip
+from rankproof._io import PathLike, atomic_write, is_gzip
 from rankproof.data._jsonio import default_run_name, line_locator, read_text, split_lines
 from rankproof.data._model import Dedupe, Qrels, Run
 from rankproof.data._strings import find_bytes

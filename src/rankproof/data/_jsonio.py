@@ -35,7 +35,7 @@ from typing import Any, Literal
 import numpy as np
 
 from rankproof._errors import InputError
-from rankproof.data._io import PathLike, atomic_write, read_bytes
+from rankproof._io import PathLike, atomic_write, read_bytes
 from rankproof.data._model import Dedupe, Qrels, Run
 
 ExtraColumns = Literal["error", "ignore"]

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from rankproof._errors import InputError
+from rankproof._io import PathLike
 from rankproof.data._beir import read_beir_qrels, read_beir_run, sniff_beir
-from rankproof.data._io import PathLike
 from rankproof.data._jsonio import (
     read_json_qrels,
     read_json_run,

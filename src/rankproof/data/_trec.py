@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 from rankproof._errors import InputError
-from rankproof.data._io import PathLike, atomic_write, is_gzip, read_bytes
+from rankproof._io import PathLike, atomic_write, is_gzip, read_bytes
 from rankproof.data._model import Dedupe, Qrels, Run
 from rankproof.data._stream import plain_scan, read_table
 from rankproof.data._strings import as_string_array, find_bytes, to_numpy
@@ -374,7 +374,7 @@ def write_trec_run(run: Run, path: PathLike, *, tag: str | None = None) -> None:
     Everything is validated before the first byte is written: ids and the tag
     must survive a whitespace split (see ``_check_trec_ids``).
     """
-    from rankproof.measures._order import ranked_order
+    from rankproof.data._order import ranked_order
 
     run_tag = tag or run.tag or run.name
     if not run_tag or any(c.isspace() for c in run_tag):

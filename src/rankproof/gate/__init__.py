@@ -10,7 +10,7 @@
 * `evaluate_target` is the one-call path used by the pytest plugin: run a
   target over goldens for exactly the checked metrics, then gate.
 
-Rendering (table, Markdown, JUnit) lives in `rankproof.render`.
+Rendering (table, Markdown, JUnit) lives in `rankproof.report`.
 """
 
 from rankproof.gate._baseline import (

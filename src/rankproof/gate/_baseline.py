@@ -31,9 +31,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from rankproof._errors import ConfigError, InputError
+from rankproof._io import atomic_write
 from rankproof._version import __version__
-from rankproof.data._io import atomic_write
-from rankproof.metrics import RunProvenance, RunResult
+from rankproof.targets import RunProvenance, RunResult
 
 SCHEMA_VERSION: Literal[1] = 1
 DEFAULT_DIR = Path(".rankproof") / "baselines"

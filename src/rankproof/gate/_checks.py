@@ -54,7 +54,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from rankproof._errors import ConfigError
-from rankproof.metrics import lookup
+from rankproof.measures import lookup
 
 Op = Literal["<=", ">=", "=="]
 Level = Literal["block", "warn"]

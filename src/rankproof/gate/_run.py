@@ -6,7 +6,6 @@ import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -14,18 +13,12 @@ from rankproof._errors import InputError
 from rankproof.gate._baseline import DEFAULT_DIR, Baseline, load_baseline
 from rankproof.gate._checks import ChecksFile, load_checks
 from rankproof.gate._verdict import GateVerdict, run_gate
-from rankproof.metrics import RunResult, run
-from rankproof.metrics._run import _cases
-from rankproof.targets import Case, Target
-
-if TYPE_CHECKING:
-    from rankproof.harness import EvalReport
+from rankproof.harness import EvalReport, run_result_from_report
+from rankproof.targets import Case, RunResult, Target, as_cases, run
 
 
 def load_report(path: str | os.PathLike[str]) -> EvalReport:
     """Read and validate an `EvalReport` JSON file (``rankproof eval``'s output)."""
-    from rankproof.harness import EvalReport
-
     p = Path(path)
     try:
         raw = json.loads(p.read_text(encoding="utf-8"))
@@ -43,8 +36,8 @@ def load_report(path: str | os.PathLike[str]) -> EvalReport:
 
 
 def result_from_report(path: str | os.PathLike[str], stage: str | None = None) -> RunResult:
-    """`RunResult.from_report` on the report stored at ``path``."""
-    return RunResult.from_report(load_report(path), stage)
+    """`rankproof.harness.run_result_from_report` on the report stored at ``path``."""
+    return run_result_from_report(load_report(path), stage)
 
 
 def evaluate_target(
@@ -63,7 +56,7 @@ def evaluate_target(
     ``baseline`` may be a name or path (`load_baseline`), a `Baseline` or a
     `RunResult`. Returns the verdict and the run (to save as a baseline).
     """
-    cases = _cases(goldens)
+    cases = as_cases(goldens)
     spec = checks if isinstance(checks, ChecksFile) else load_checks(
         checks, known_case_ids=[c.id for c in cases])
     base: Baseline | RunResult | None

@@ -32,8 +32,9 @@ import numpy as np
 from rankproof._errors import ConfigError, InputError
 from rankproof.gate._baseline import Baseline, check_compatible
 from rankproof.gate._checks import Check, ChecksFile
-from rankproof.metrics import RunResult, lookup
+from rankproof.measures import lookup
 from rankproof.stats import correct, paired_test
+from rankproof.targets import RunResult
 
 SCHEMA_VERSION = 1
 Outcome = Literal["PASS", "FAIL", "WARN"]

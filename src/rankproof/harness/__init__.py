@@ -16,7 +16,7 @@ from rankproof.harness._inputs import (
     golden_inputs,
 )
 from rankproof.harness._report import EvalReport, StageComparison, StageResult
-from rankproof.stats._percentile import nearest_rank
+from rankproof.harness._runresult import run_result_from_report
 
 __all__ = [
     "DEFAULT_EVAL_MEASURES",
@@ -32,6 +32,6 @@ __all__ = [
     "directory_inputs",
     "golden_inputs",
     "latency_summary",
-    "nearest_rank",
     "run_experiment",
+    "run_result_from_report",
 ]

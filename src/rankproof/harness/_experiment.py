@@ -24,6 +24,8 @@ from typing import Any, Literal
 import numpy as np
 
 from rankproof._errors import InputError
+from rankproof.compare._compare import Comparison, _judged_measure, compare
+from rankproof.data import ranked_order
 from rankproof.data._model import Run
 from rankproof.harness._inputs import EvalInputs
 from rankproof.harness._provenance import (
@@ -41,7 +43,7 @@ from rankproof.harness._report import (
     StageComparison,
     StageResult,
 )
-from rankproof.measures import evaluate, ranked_order, resolve_measures
+from rankproof.measures import evaluate, resolve_measures
 from rankproof.retrieval import (
     BM25Retriever,
     DenseRetriever,
@@ -54,8 +56,7 @@ from rankproof.retrieval import (
     StageOutput,
     rerank_unavailable_reason,
 )
-from rankproof.stats._compare import Comparison, _judged_measure, compare
-from rankproof.stats._percentile import nearest_rank
+from rankproof.stats import nearest_rank
 
 STAGES = ("bm25", "dense", "fusion", "rerank")
 DEFAULT_EVAL_MEASURES = ("R@1", "R@5", "R@10", "RR@10", "nDCG@10")

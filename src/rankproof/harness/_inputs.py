@@ -19,7 +19,7 @@ from typing import Literal
 
 import numpy as np
 
-from rankproof.data import (
+from rankproof.corpus import (
     Collection,
     Corpus,
     Judgments,

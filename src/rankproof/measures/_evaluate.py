@@ -20,10 +20,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rankproof.data._model import Qrels, Run
+from rankproof.data._order import Order, ranked_order
 from rankproof.data._strings import arrow_indices, to_numpy, to_numpy_filled
 from rankproof.measures._kernels import KERNELS, Judged
 from rankproof.measures._measure import Measure, parse_many
-from rankproof.measures._order import Order, ranked_order
 from rankproof.measures._perquery import PerQuery, TopicPolicy
 
 DEFAULT_MEASURES: tuple[str, ...] = ("nDCG@10", "RR@10", "AP", "R@100", "P@10")

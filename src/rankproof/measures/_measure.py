@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from functools import total_ordering
 
-from rankproof.measures._registry import Family, family, lookup
+from rankproof.measures._families import Family, family, find_family
 
 _GAINS = ("exp",)
 _GENERAL = re.compile(
@@ -223,7 +223,7 @@ def parse(spec: str | Measure) -> Measure:
             f"cannot parse measure {spec!r}; expected e.g. nDCG@10, P(rel=2)@5, AP, ndcg_cut.10"
         )
     name = g.group("name")
-    fam = lookup(name)
+    fam = find_family(name)
     if fam is None:
         if name.lower() in _TREC_CUT:
             fam = family(_TREC_CUT[name.lower()])

@@ -1,162 +1,322 @@
-"""The one registry of measure definitions.
+"""The one metric registry: retrieval measures, per-case metrics and run-level aggregates.
 
-A definition says what a measure family *is* — its canonical name, the
-spellings the parser accepts, polarity, a one-line definition, a citation and
-the parameters it takes. How it is computed lives elsewhere (``_kernels``),
-keyed by the same canonical name; a test checks the two tables agree.
+Three kinds of name resolve through `lookup`:
+
+* **retrieval measures** — anything `rankproof.measures.parse` accepts
+  (``nDCG@10``, ``RR@10``, ``R@5``, ``ndcg_cut.10`` …). They are not copied
+  into this registry: the measures registry stays the single source of their
+  definitions and polarity, and a name resolves to its canonical form
+  (``ndcg@10`` → ``nDCG@10``) so that two spellings can never become two
+  metrics;
+* **per-case metrics** — ``fn(response, case) -> float``, registered with
+  `register_metric`;
+* **aggregates** — ``fn(rows) -> float`` over a whole run (latency
+  percentiles, diversity), registered with `register_aggregate`.
+
+A name belongs to exactly one kind. Registering a name twice, or a name the
+measures parser already accepts, raises at registration rather than letting
+two definitions compete at lookup time. Polarity (``higher_is_better``) is a
+required keyword with no default: a gate decides which direction is a
+regression from it, so guessing it would make a wrong verdict look right.
 """
 
 from __future__ import annotations
 
+import difflib
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, TypeVar, overload
 
-CutoffRule = Literal["required", "optional", "none"]
+from rankproof.measures._families import families, family
+from rankproof.measures._measure import Measure, parse
+
+Kind = Literal["retrieval", "case", "aggregate"]
+CutoffRule = Literal["none", "optional", "required"]
+
+CaseFn = Callable[[Any, Any], float]
+"""``fn(response, case)``: a `rankproof.targets.TargetResponse` and its `Case`."""
+AggregateFn = Callable[..., float]
+"""``fn(rows)``, or ``fn(rows, k)`` for an aggregate that takes a cutoff (k may be None)."""
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:\-]*$")
+_WITH_CUTOFF = re.compile(r"^(?P<base>[^@]+)@(?P<k>[0-9]+)$")
 
 
 @dataclass(frozen=True)
-class Family:
-    """The definition of one measure family."""
+class MetricDef:
+    """A resolved metric name: what it is, which way is better, and how to compute it.
+
+    ``name`` is canonical (``nDCG@10`` for ``ndcg@10``; ``max_item_share@5``).
+    ``kind`` is ``"retrieval"``, ``"case"`` or ``"aggregate"``; the first two
+    give one value per case (and so can be compared case by case with a
+    baseline), an aggregate gives one value per run. ``needs_judgments``:
+    the metric cannot be computed for a case without judgments.
+    ``needs_responses``: an aggregate that reads each case's ranked ids, which
+    a report (per-query values only) does not keep.
+    """
 
     name: str
+    kind: Kind
     higher_is_better: bool
     description: str
-    citation: str
+    needs_judgments: bool = False
+    needs_responses: bool = False
+    cutoff: int | None = None
+    measure: Measure | None = None
+    fn: Callable[..., float] | None = None
+    takes_cutoff: bool = False
+    """An aggregate whose function receives ``k`` (registered with a cutoff rule)."""
+
+    @property
+    def per_case(self) -> bool:
+        """True for retrieval measures and per-case metrics (one value per case)."""
+        return self.kind != "aggregate"
+
+    def aggregate(self, rows: Sequence[Any]) -> float:
+        """Call an aggregate's function on a run's rows, passing the cutoff when it takes one."""
+        return call_aggregate(self, rows)
+
+
+@dataclass(frozen=True)
+class _Entry:
+    name: str
+    kind: Literal["case", "aggregate"]
+    higher_is_better: bool
+    fn: Callable[..., float]
+    description: str
+    needs_judgments: bool
+    needs_responses: bool
     cutoff: CutoffRule
-    params: frozenset[str]
-    aliases: tuple[str, ...] = ()
-    trec_name: str | None = None
-    """trec_eval's name without a cutoff (``map``), if trec_eval has it."""
-    trec_cut_name: str | None = None
-    """trec_eval's name with a cutoff (``map_cut``, printed ``map_cut_10``)."""
-    trec_default_cutoffs: tuple[int, ...] = ()
-    aggregate: Literal["mean", "sum"] = "mean"
-    """How trec_eval summarises the family over topics (``all`` line)."""
-    integer: bool = False
-    uses_rel_level: bool = True
 
 
-_REGISTRY: dict[str, Family] = {}
-_ALIASES: dict[str, str] = {}
+_ENTRIES: dict[str, _Entry] = {}
 
 
-def register(family: Family) -> Family:
-    """Add a family; a name or alias that is already taken is an error."""
-    keys = [family.name.lower(), *[a.lower() for a in family.aliases]]
-    if family.name in _REGISTRY:
-        raise ValueError(f"measure family {family.name!r} is already registered")
-    for key in keys:
-        if key in _ALIASES:
-            raise ValueError(f"measure name {key!r} already means {_ALIASES[key]!r}")
-    _REGISTRY[family.name] = family
-    for key in keys:
-        _ALIASES[key] = family.name
-    return family
+def _check_name(name: object) -> str:
+    if not isinstance(name, str):
+        raise TypeError(f"a metric name must be a string, got {type(name).__name__}")
+    if not _NAME.match(name):
+        raise ValueError(
+            f"metric name {name!r} is not valid: use letters, digits, '_', '.', ':' or '-', "
+            "starting with a letter or '_' (no '@': a cutoff is declared with cutoff=)")
+    return name
 
 
-def family(name: str) -> Family:
-    """The family registered under ``name`` (canonical name or alias, any case)."""
+def _check_free(name: str) -> None:
+    """Refuse a name already taken by any kind (case-insensitively) or by the measures parser."""
+    for taken in _ENTRIES.values():
+        if taken.name.lower() == name.lower():
+            what = "a per-case metric" if taken.kind == "case" else "an aggregate"
+            raise ValueError(f"metric {name!r} is already registered as {what} "
+                             f"({taken.name!r}); a name means one thing")
     try:
-        return _REGISTRY[_ALIASES[name.lower()]]
-    except KeyError:
-        known = ", ".join(sorted(_REGISTRY))
-        raise ValueError(f"unknown measure {name!r}; known families: {known}") from None
+        measure = parse(name)
+    except ValueError:
+        measure = None
+    if measure is not None:
+        raise ValueError(f"metric {name!r} is a retrieval measure (parsed as {measure}); "
+                         "the measures registry already defines it")
+    try:
+        fam = family(name)
+    except ValueError:
+        return
+    raise ValueError(f"metric {name!r} names the retrieval measure family {fam.name!r}")
 
 
-def lookup(name: str) -> Family | None:
-    """Like :func:`family`, but None for an unknown name."""
-    key = _ALIASES.get(name.lower())
-    return None if key is None else _REGISTRY[key]
+def _check_polarity(higher_is_better: object) -> bool:
+    if not isinstance(higher_is_better, bool):
+        raise TypeError("higher_is_better must be True or False, got "
+                        f"{type(higher_is_better).__name__} {higher_is_better!r}")
+    return higher_is_better
 
 
-def families() -> tuple[Family, ...]:
-    """Every registered family, in registration order."""
-    return tuple(_REGISTRY.values())
+def _description(fn: Callable[..., Any], given: str | None) -> str:
+    if given is not None:
+        return given
+    doc = (fn.__doc__ or "").strip()
+    return doc.splitlines()[0] if doc else ""
 
 
-_TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+def _add(entry: _Entry) -> None:
+    _check_free(entry.name)
+    _ENTRIES[entry.name] = entry
 
-register(Family(
-    "P", True, "Precision at k: relevant documents in the top k, divided by k.",
-    "trec_eval P; Manning, Raghavan & Schütze, Introduction to IR (2008), ch. 8.",
-    "required", frozenset({"rel"}), aliases=("precision", "prec"),
-    trec_cut_name="P", trec_default_cutoffs=_TREC_CUTOFFS,
-))
-register(Family(
-    "R", True, "Recall at k: relevant documents in the top k, divided by all relevant.",
-    "trec_eval recall; Manning, Raghavan & Schütze (2008), ch. 8.",
-    "required", frozenset({"rel"}), aliases=("recall",),
-    trec_cut_name="recall", trec_default_cutoffs=_TREC_CUTOFFS,
-))
-register(Family(
-    "AP", True,
-    "Average precision: mean of precision at each relevant document's rank, over all relevant"
-    " (AP@k: only ranks up to k).",
-    "trec_eval map / map_cut; Buckley & Voorhees, 'Evaluating evaluation measure stability',"
-    " SIGIR 2000.",
-    "optional", frozenset({"rel"}), aliases=("map",), trec_name="map", trec_cut_name="map_cut",
-    trec_default_cutoffs=_TREC_CUTOFFS,
-))
-register(Family(
-    "RR", True,
-    "Reciprocal rank of the first relevant document (RR@k: 0 when it is below rank k).",
-    "trec_eval recip_rank; Voorhees, 'The TREC-8 Question Answering Track Report', TREC 1999.",
-    "optional", frozenset({"rel"}), aliases=("mrr", "recip_rank"), trec_name="recip_rank",
-))
-register(Family(
-    "nDCG", True,
-    "Normalised discounted cumulative gain: sum of gain/log2(rank+1), divided by the ideal;"
-    " gain is the raw label (gain=exp: 2^label - 1). Ignores the relevance level.",
-    "trec_eval ndcg / ndcg_cut; Järvelin & Kekäläinen, 'Cumulated gain-based evaluation of"
-    " IR techniques', ACM TOIS 20(4), 2002.",
-    "optional", frozenset({"gain"}), aliases=("ndcg",), trec_name="ndcg",
-    trec_cut_name="ndcg_cut", trec_default_cutoffs=_TREC_CUTOFFS, uses_rel_level=False,
-))
-register(Family(
-    "Rprec", True, "R-precision: precision at rank R, where R is the number of relevant documents.",
-    "trec_eval Rprec; Buckley & Voorhees, SIGIR 2000.",
-    "none", frozenset({"rel"}), aliases=("r_prec", "rprecision"), trec_name="Rprec",
-))
-register(Family(
-    "Bpref", True,
-    "Binary preference: how often judged relevant documents rank above judged non-relevant"
-    " ones (unjudged documents are skipped).",
-    "trec_eval bpref; Buckley & Voorhees, 'Retrieval evaluation with incomplete information',"
-    " SIGIR 2004.",
-    "none", frozenset({"rel"}), trec_name="bpref",
-))
-register(Family(
-    "Success", True, "Success at k (hit rate): 1 if any relevant document is in the top k, else 0.",
-    "trec_eval success; Craswell & Hawking, TREC 2004 Web Track overview.",
-    "required", frozenset({"rel"}), aliases=("hit", "hits", "hitrate", "hit_rate"),
-    trec_cut_name="success", trec_default_cutoffs=(1, 5, 10),
-))
-register(Family(
-    "Judged", True,
-    "Judged at k: share of the top min(k, retrieved) documents that have any judgment."
-    " Low values mean the other measures rest on unjudged documents.",
-    "ir_measures Judged; Sakai, 'Alternatives to Bpref', SIGIR 2007 (condensed lists).",
-    "required", frozenset(), uses_rel_level=False,
-))
-register(Family(
-    "NumRet", True, "Number of documents retrieved for the topic.",
-    "trec_eval num_ret.", "none", frozenset(), aliases=("num_ret",), trec_name="num_ret",
-    aggregate="sum", integer=True, uses_rel_level=False,
-))
-register(Family(
-    "NumRel", True, "Number of relevant documents in the judgments for the topic.",
-    "trec_eval num_rel.", "none", frozenset({"rel"}), aliases=("num_rel",), trec_name="num_rel",
-    aggregate="sum", integer=True,
-))
-register(Family(
-    "NumRelRet", True, "Number of relevant documents retrieved.",
-    "trec_eval num_rel_ret.", "none", frozenset({"rel"}), aliases=("num_rel_ret",),
-    trec_name="num_rel_ret", aggregate="sum", integer=True,
-))
 
-# trec_eval prints measures in the order of its own measure table, whatever
-# order they were asked for in; `--format trec` does the same.
-TREC_PRINT_ORDER: tuple[str, ...] = (
-    "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "bpref", "recip_rank", "P", "recall",
-    "ndcg", "ndcg_cut", "map_cut", "success",
-)
+@overload
+def register_metric(name: str, fn: None = None, *, higher_is_better: bool,
+                    needs_judgments: bool = False,
+                    description: str | None = None) -> Callable[[F], F]: ...
+@overload
+def register_metric(name: str, fn: F, *, higher_is_better: bool,
+                    needs_judgments: bool = False, description: str | None = None) -> F: ...
+def register_metric(name: str, fn: Callable[..., float] | None = None, *,
+                    higher_is_better: bool, needs_judgments: bool = False,
+                    description: str | None = None) -> Any:
+    """Register a per-case metric ``fn(response, case) -> float``.
+
+    Use as a decorator or call with the function::
+
+        @register_metric("cites_source", higher_is_better=True)
+        def cites_source(response, case):
+            "1 when the answer text names a relevant document."
+            return float(any(d in (response.text or "") for d in case.relevant))
+
+    ``higher_is_better`` is required: the gate reads the direction of a
+    regression from it. ``needs_judgments=True`` makes `run` refuse cases
+    without judgments for this metric instead of scoring them.
+    ``description`` defaults to the first line of the docstring.
+    Raises ValueError when the name is taken (by a metric, an aggregate or
+    the measures parser) and TypeError for a non-bool polarity.
+    """
+    _check_name(name)
+    polarity_ = _check_polarity(higher_is_better)
+    _check_free(name)
+
+    def decorator(f: F) -> F:
+        if not callable(f):
+            raise TypeError(f"a metric function must be callable, got {type(f).__name__}")
+        _add(_Entry(name, "case", polarity_, f, _description(f, description),
+                    bool(needs_judgments), False, "none"))
+        return f
+
+    return decorator if fn is None else decorator(fn)
+
+
+@overload
+def register_aggregate(name: str, fn: None = None, *, higher_is_better: bool,
+                       cutoff: CutoffRule = "none", needs_responses: bool = False,
+                       needs_judgments: bool = False,
+                       description: str | None = None) -> Callable[[F], F]: ...
+@overload
+def register_aggregate(name: str, fn: F, *, higher_is_better: bool,
+                       cutoff: CutoffRule = "none", needs_responses: bool = False,
+                       needs_judgments: bool = False, description: str | None = None) -> F: ...
+def register_aggregate(name: str, fn: Callable[..., float] | None = None, *,
+                       higher_is_better: bool, cutoff: CutoffRule = "none",
+                       needs_responses: bool = False, needs_judgments: bool = False,
+                       description: str | None = None) -> Any:
+    """Register a run-level aggregate ``fn(rows) -> float`` (``fn(rows, k)`` with a cutoff).
+
+    ``rows`` is the tuple of `CaseRow` of one run (or of a check's scope).
+    ``cutoff="optional"`` or ``"required"`` lets the name carry ``@k``
+    (``max_item_share@5``); ``fn`` then receives ``k`` (None without one).
+    ``needs_responses=True`` declares that ``fn`` reads ``row.response``
+    (ranked ids), which results built from a report do not have.
+    Same name rules and required polarity as `register_metric`.
+    """
+    _check_name(name)
+    polarity_ = _check_polarity(higher_is_better)
+    if cutoff not in ("none", "optional", "required"):
+        raise ValueError(f"cutoff must be 'none', 'optional' or 'required', got {cutoff!r}")
+    _check_free(name)
+
+    def decorator(f: F) -> F:
+        if not callable(f):
+            raise TypeError(f"an aggregate function must be callable, got {type(f).__name__}")
+        _add(_Entry(name, "aggregate", polarity_, f, _description(f, description),
+                    bool(needs_judgments), bool(needs_responses), cutoff))
+        return f
+
+    return decorator if fn is None else decorator(fn)
+
+
+def _unregister(name: str) -> None:
+    """Remove a registered metric or aggregate (for tests); unknown names are ignored."""
+    _ENTRIES.pop(name, None)
+
+
+def _from_entry(entry: _Entry, k: int | None, spelled: str) -> MetricDef:
+    if k is None and entry.cutoff == "required":
+        raise ValueError(f"metric {spelled!r} needs a cutoff, e.g. {entry.name}@10")
+    if k is not None:
+        if entry.cutoff == "none":
+            raise ValueError(f"metric {entry.name!r} takes no cutoff (got {spelled!r})")
+        if k < 1:
+            raise ValueError(f"metric {spelled!r}: the cutoff must be at least 1")
+    name = entry.name if k is None else f"{entry.name}@{k}"
+    return MetricDef(name=name, kind=entry.kind, higher_is_better=entry.higher_is_better,
+                     description=entry.description, needs_judgments=entry.needs_judgments,
+                     needs_responses=entry.needs_responses, cutoff=k, fn=entry.fn,
+                     takes_cutoff=entry.cutoff != "none")
+
+
+def lookup(name: str | Measure | MetricDef) -> MetricDef:
+    """Resolve a metric name of any kind; raise ValueError (with suggestions) if unknown."""
+    if isinstance(name, MetricDef):
+        return name
+    if isinstance(name, Measure):
+        return _retrieval(name)
+    if not isinstance(name, str):
+        raise TypeError(f"a metric name must be a string, got {type(name).__name__}")
+    text = name.strip()
+    if not text:
+        raise ValueError("empty metric name")
+    if text in _ENTRIES:
+        return _from_entry(_ENTRIES[text], None, text)
+    m = _WITH_CUTOFF.match(text)
+    if m and m.group("base") in _ENTRIES:
+        return _from_entry(_ENTRIES[m.group("base")], int(m.group("k")), text)
+    try:
+        measure = parse(text)
+    except ValueError as exc:
+        reason = str(exc)
+    else:
+        return _retrieval(measure)
+    raise ValueError(f"unknown metric {text!r}: not a registered metric or aggregate, and not a "
+                     f"retrieval measure ({reason}){_suggest(text)}")
+
+
+def _retrieval(measure: Measure) -> MetricDef:
+    return MetricDef(name=str(measure), kind="retrieval",
+                     higher_is_better=measure.higher_is_better,
+                     description=measure.definition.description, needs_judgments=True,
+                     cutoff=measure.cutoff, measure=measure)
+
+
+def _suggest(text: str) -> str:
+    base, at, k = text.partition("@")
+    candidates: dict[str, str] = {e.name.lower(): e.name for e in _ENTRIES.values()}
+    for fam in families():
+        for spelling in (fam.name, *fam.aliases):
+            candidates.setdefault(spelling.lower(), fam.name)
+    close = difflib.get_close_matches(base.lower(), list(candidates), n=3, cutoff=0.6)
+    shown = list(dict.fromkeys(candidates[c] + (at + k if at else "") for c in close))
+    return f"; did you mean {' or '.join(map(repr, shown))}?" if shown else ""
+
+
+def polarity(name: str | Measure) -> bool:
+    """``higher_is_better`` of any metric name; raises ValueError on an unknown name."""
+    return lookup(name).higher_is_better
+
+
+def registered() -> tuple[MetricDef, ...]:
+    """Every registered per-case metric and aggregate (retrieval measures not included:
+    `rankproof.measures.families` lists those)."""
+    out = []
+    for e in _ENTRIES.values():
+        out.append(MetricDef(name=e.name, kind=e.kind, higher_is_better=e.higher_is_better,
+                             description=e.description, needs_judgments=e.needs_judgments,
+                             needs_responses=e.needs_responses, fn=e.fn,
+                             takes_cutoff=e.cutoff != "none"))
+    return tuple(out)
+
+
+def resolve(names: str | Sequence[str | Measure | MetricDef]) -> tuple[MetricDef, ...]:
+    """Resolve several names, dropping repeats of the same canonical metric (order kept)."""
+    if isinstance(names, str):
+        names = [names]
+    out: dict[str, MetricDef] = {}
+    for n in names:
+        d = lookup(n)
+        out.setdefault(d.name, d)
+    return tuple(out.values())
+
+
+def call_aggregate(d: MetricDef, rows: Sequence[Any]) -> float:
+    """Call an aggregate's function, passing the cutoff when it takes one."""
+    if d.kind != "aggregate" or d.fn is None:
+        raise TypeError(f"{d.name!r} is a {d.kind} metric, not an aggregate")
+    return float(d.fn(rows, d.cutoff) if d.takes_cutoff else d.fn(rows))

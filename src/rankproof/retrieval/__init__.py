@@ -6,8 +6,8 @@ dependencies (torch, sentence-transformers) are imported only when a dense
 or rerank component is constructed; they come with the ``dense`` extra.
 """
 
+from rankproof._errors import MissingExtraError
 from rankproof.retrieval._base import (
-    MissingExtraError,
     Retriever,
     StageOutput,
     docs_digest,

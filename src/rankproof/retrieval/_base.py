@@ -22,21 +22,13 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from rankproof._errors import InputError, RankproofError
+from rankproof._errors import InputError
 from rankproof.data._model import Run
 
 Docs = Sequence[tuple[str, str]]
 Queries = Sequence[tuple[str, str]]
 
 DENSE_EXTRA_HINT = "pip install 'rankproof[dense]'"
-
-
-class MissingExtraError(RankproofError, ImportError):
-    """An optional dependency is not installed; the message names the extra to install.
-
-    Raised instead of falling back to something else: a stage that cannot run
-    as asked is never replaced silently.
-    """
 
 
 @dataclass(frozen=True)

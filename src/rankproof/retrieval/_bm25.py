@@ -20,10 +20,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from rankproof._errors import InputError
+from rankproof._errors import InputError, MissingExtraError
 from rankproof.retrieval._base import (
     Docs,
-    MissingExtraError,
     Queries,
     RunBuilder,
     StageOutput,

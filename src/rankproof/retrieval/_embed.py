@@ -27,7 +27,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from rankproof.retrieval._base import DENSE_EXTRA_HINT, MissingExtraError
+from rankproof._errors import MissingExtraError
+from rankproof.retrieval._base import DENSE_EXTRA_HINT
 
 HASHING_NOTE = "test-double embedder: scores are not semantic"
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"

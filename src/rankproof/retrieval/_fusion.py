@@ -54,8 +54,8 @@ import pyarrow.compute as pc
 
 from rankproof._errors import InputError
 from rankproof.data._model import Run
+from rankproof.data._order import ranked_order
 from rankproof.data._strings import to_numpy
-from rankproof.measures._order import ranked_order
 from rankproof.retrieval._base import (
     Docs,
     Queries,

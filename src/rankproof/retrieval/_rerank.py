@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rankproof._errors import ConfigError
-from rankproof.measures._order import ranked_order
+from rankproof.data._order import ranked_order
 from rankproof.retrieval._base import (
     DENSE_EXTRA_HINT,
     Docs,

@@ -14,7 +14,6 @@ comparison with other tools, never as defaults.
 """
 
 from rankproof.stats._bootstrap import BootstrapResult, bootstrap_ci
-from rankproof.stats._compare import Comparison, ComparisonRow, compare
 from rankproof.stats._correct import correct
 from rankproof.stats._paired import PairedResult, paired_test
 from rankproof.stats._parametric import (
@@ -26,6 +25,7 @@ from rankproof.stats._parametric import (
     sign_test,
     wilcoxon,
 )
+from rankproof.stats._percentile import nearest_rank
 from rankproof.stats._power import (
     DetectionTable,
     SimulatedPower,
@@ -40,8 +40,6 @@ from rankproof.stats._validate import PairedScores, paired_scores
 
 __all__ = [
     "BootstrapResult",
-    "Comparison",
-    "ComparisonRow",
     "DetectionTable",
     "PairComparison",
     "PairedResult",
@@ -53,9 +51,9 @@ __all__ = [
     "TukeyHSDResult",
     "WilcoxonResult",
     "bootstrap_ci",
-    "compare",
     "correct",
     "detection_table",
+    "nearest_rank",
     "paired_scores",
     "paired_t",
     "paired_test",

@@ -11,24 +11,45 @@ latency, meta). Three come built in:
 A target that fails raises `rankproof.TargetError` naming the case, rather
 than returning an empty list that would be scored as a bad ranking.
 `load_goldens` reads cases from JSONL, YAML or CSV; `register_loader` adds a
-format.
+format. `run` evaluates a target over a golden set into a `RunResult` that
+keeps every case's row (retrieval measures, per-case metrics registered in
+`rankproof.measures`, and run-level aggregates). Built-in metrics over
+responses: ``latency_ms``, ``latency_p50/p95/p99``, ``latency_mean``,
+``max_item_share[@k]`` and ``entropy[@k]``.
 """
 
+from rankproof.targets import _builtin  # noqa: F401  (registers the built-in metrics)
 from rankproof.targets._base import CallableTarget, Target
 from rankproof.targets._case import Case, TargetResponse
 from rankproof.targets._goldens import load_goldens, register_loader
 from rankproof.targets._http import HttpTarget, default_build_payload, default_extract
 from rankproof.targets._retriever import RetrieverTarget
+from rankproof.targets._run import (
+    CaseRow,
+    RunProvenance,
+    RunResult,
+    as_cases,
+    compute_aggregate,
+    judgments_digest,
+    run,
+)
 
 __all__ = [
     "CallableTarget",
     "Case",
+    "CaseRow",
     "HttpTarget",
     "RetrieverTarget",
+    "RunProvenance",
+    "RunResult",
     "Target",
     "TargetResponse",
+    "as_cases",
+    "compute_aggregate",
     "default_build_payload",
     "default_extract",
+    "judgments_digest",
     "load_goldens",
     "register_loader",
+    "run",
 ]

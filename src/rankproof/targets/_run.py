@@ -20,19 +20,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from rankproof._errors import InputError, RankproofError
 from rankproof._version import __version__
 from rankproof.data import Qrels, Run
-from rankproof.measures import Measure, evaluate
-from rankproof.metrics._registry import MetricDef, call_aggregate, lookup, resolve
-from rankproof.targets import Case, Target, TargetResponse, load_goldens
-
-if TYPE_CHECKING:
-    from rankproof.harness import EvalReport
+from rankproof.measures import Measure, MetricDef, evaluate, lookup, resolve
+from rankproof.targets._base import Target
+from rankproof.targets._case import Case, TargetResponse
+from rankproof.targets._goldens import load_goldens
 
 SCHEMA_VERSION = 1
 _SHOWN = 5
@@ -254,65 +252,6 @@ class RunResult:
         except KeyError as exc:
             raise InputError(f"run result is missing {exc}") from None
 
-    @classmethod
-    def from_report(cls, report: EvalReport, stage: str | None = None) -> RunResult:
-        """Rows of one stage of a ``rankproof eval`` report: per-query values and latencies.
-
-        ``stage`` may be omitted only when the report has a single stage: which
-        stage is "the system under test" is the caller's decision, not a
-        default. Queries the report did not score (no-answer queries) become
-        rows with a latency but no retrieval values; a note says so. Every row
-        carries the per-case ``latency_ms`` metric when the report timed it.
-        """
-        names = [s.name for s in report.stages]
-        if stage is None:
-            if len(names) != 1:
-                raise InputError(f"the report has {len(names)} stages ({', '.join(names)}); "
-                                 "choose one (--stage NAME)")
-            stage = names[0]
-        if stage not in names:
-            raise InputError(f"the report has no stage {stage!r} (stages: {', '.join(names)})")
-        s = report.stage(stage)
-        measures = tuple(str(_parse_measure(m)) for m in report.measures)
-        canonical = {m: str(_parse_measure(m)) for q in s.per_query.values() for m in q}
-        order = list(dict.fromkeys([*s.per_query, *s.latency_ms]))
-        rows = []
-        for qid in order:
-            values = {canonical[m]: v for m, v in s.per_query.get(qid, {}).items()}
-            lat = s.latency_ms.get(qid)
-            if lat is not None:
-                values["latency_ms"] = lat
-            rows.append(CaseRow(case_id=qid, values=values, latency_ms=lat))
-        metrics = (*measures, *(("latency_ms",) if s.latency_ms else ()))
-        unscored = [q for q in order if q not in s.per_query]
-        notes = list(s.notes)
-        if unscored:
-            notes.append(f"{len(unscored)} quer{'y has' if len(unscored) == 1 else 'ies have'} "
-                         "no retrieval values (not scored in the report: no-answer queries)")
-        config = report.config
-        result_rows = tuple(rows)
-        aggregates = {}
-        if all(r.latency_ms is not None for r in result_rows) and result_rows:
-            for name in ("latency_p50", "latency_p95", "latency_p99", "latency_mean"):
-                aggregates[name] = compute_aggregate(lookup(name), result_rows, stage)
-        return cls(
-            name=stage, rows=result_rows, metrics=metrics, aggregates=aggregates,
-            provenance=RunProvenance(
-                kind="report", measures=measures,
-                granularity=str(config.get("granularity", report.inputs.granularity)),
-                judgments_digest=report.provenance.judgments_digest,
-                corpus_digest=report.provenance.corpus_digest,
-                config_digest=report.provenance.config_digest, stage=stage,
-                tool_version=report.provenance.tool_version, created_at=report.created_at),
-            notes=tuple(notes))
-
-
-def _parse_measure(spec: str) -> Measure:
-    d = lookup(spec)
-    if d.measure is None:
-        raise InputError(f"report measure {spec!r} is not a retrieval measure")
-    return d.measure
-
 
 def compute_aggregate(d: MetricDef, rows: Sequence[CaseRow], run_name: str) -> float:
     """Evaluate an aggregate on rows, refusing rows that lack what it reads."""
@@ -324,9 +263,9 @@ def compute_aggregate(d: MetricDef, rows: Sequence[CaseRow], run_name: str) -> f
             raise InputError(
                 f"{d.name!r} reads each case's ranked ids, which run {run_name!r} does not keep "
                 f"for {len(lacking)} case(s) (e.g. {_shown(lacking)}); a report keeps per-query "
-                "values only — evaluate a target with rankproof.metrics.run instead")
+                "values only — evaluate a target with rankproof.targets.run instead")
     try:
-        value = call_aggregate(d, rows)
+        value = d.aggregate(rows)
     except RankproofError:
         raise
     except Exception as exc:
@@ -336,7 +275,9 @@ def compute_aggregate(d: MetricDef, rows: Sequence[CaseRow], run_name: str) -> f
 
 # -- run ----------------------------------------------------------------------
 
-def _cases(goldens: str | os.PathLike[str] | Iterable[Case]) -> tuple[Case, ...]:
+def as_cases(goldens: str | os.PathLike[str] | Iterable[Case]) -> tuple[Case, ...]:
+    """A golden set as cases: a path is read with `load_goldens`; cases are checked
+    (all `Case`, unique ids, at least one)."""
     if isinstance(goldens, str | os.PathLike):
         return load_goldens(goldens)
     cases = tuple(goldens)
@@ -456,7 +397,7 @@ def run(
     """
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"a run needs a non-empty name, got {name!r}")
-    cases = _cases(goldens)
+    cases = as_cases(goldens)
     defs = resolve(list(metrics) if not isinstance(metrics, str) else [metrics])
     needing = [d.name for d in defs if d.needs_judgments]
     unjudged = [c.id for c in cases if not c.judged]

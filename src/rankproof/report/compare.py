@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich import box
 from rich.table import Table
 
-from rankproof.stats._compare import Comparison, ComparisonRow
+from rankproof.compare._compare import Comparison, ComparisonRow
 
 _HEADERS = ("system", "baseline", "mean", "Δ", "rel Δ", "CI", "p", "p corr", "W/T/L",
             "verdict")

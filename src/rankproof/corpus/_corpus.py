@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rankproof._errors import InputError
-from rankproof.data._io import PathLike
+from rankproof._io import PathLike
 
 DEFAULT_CHUNK_SIZE = 800
 DEFAULT_OVERLAP = 100

@@ -41,8 +41,8 @@ from types import MappingProxyType
 from typing import Any, Literal, get_args
 
 from rankproof._errors import InputError
-from rankproof.data._corpus import Corpus, is_encodable
-from rankproof.data._io import PathLike, atomic_write
+from rankproof._io import PathLike, atomic_write
+from rankproof.corpus._corpus import Corpus, is_encodable
 from rankproof.data._model import Qrels
 
 Category = Literal["normal", "ambiguous", "no_answer", "adversarial"]

@@ -30,12 +30,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rankproof._errors import InputError
-from rankproof.metrics._registry import register_aggregate, register_metric
-from rankproof.stats._percentile import nearest_rank
+from rankproof.measures import register_aggregate, register_metric
+from rankproof.stats import nearest_rank
 
 if TYPE_CHECKING:
-    from rankproof.metrics._run import CaseRow
-    from rankproof.targets import Case, TargetResponse
+    from rankproof.targets._case import Case, TargetResponse
+    from rankproof.targets._run import CaseRow
 
 
 

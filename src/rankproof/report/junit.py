@@ -28,7 +28,7 @@ import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 
 from rankproof.gate import CheckResult, GateVerdict
-from rankproof.render.gate import cells
+from rankproof.report.gate import cells
 
 # Characters XML 1.0 cannot carry at all, even escaped.
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")

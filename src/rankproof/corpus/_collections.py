@@ -51,15 +51,15 @@ from typing import Literal
 import numpy as np
 
 from rankproof._errors import InputError
-from rankproof.data._corpus import (
+from rankproof._io import PathLike
+from rankproof.corpus._corpus import (
     DEFAULT_CHUNK_SIZE,
     DEFAULT_OVERLAP,
     Corpus,
     Document,
     normalise_text,
 )
-from rankproof.data._io import PathLike
-from rankproof.data._judgments import QUERY_ID_PATTERN, Judgments, parse_judgments
+from rankproof.corpus._judgments import QUERY_ID_PATTERN, Judgments, parse_judgments
 from rankproof.data._model import Qrels
 
 CollectionName = Literal["cranfield", "cisi", "vaswani"]

@@ -54,9 +54,9 @@ from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from rankproof._errors import InputError
-from rankproof.data._corpus import is_encodable, normalise_text
-from rankproof.data._io import PathLike
-from rankproof.data._judgments import QUERY_ID_PATTERN
+from rankproof._io import PathLike
+from rankproof.corpus._corpus import is_encodable, normalise_text
+from rankproof.corpus._judgments import QUERY_ID_PATTERN
 
 DOC_SUFFIX = ".txt"
 _WINDOWS_RESERVED = frozenset(

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from rankproof.measures import Measure, PerQuery
-from rankproof.measures._registry import TREC_PRINT_ORDER
+from rankproof.measures._families import TREC_PRINT_ORDER
 
 
 def trec_sort(measures: tuple[Measure, ...]) -> list[Measure]:

@@ -1,0 +1,41 @@
+"""Corpora: documents and chunking, quote-anchored judgments, the classic test
+collections (Cranfield, CISI, Vaswani, the bundled golden corpus) and the BEIR adapter.
+
+Run and qrels formats are `rankproof.data`'s; a corpus reads its qrels through it.
+"""
+
+from rankproof.corpus._beir_adapt import BeirAdaptation, adapt_beir
+from rankproof.corpus._collections import (
+    Collection,
+    golden_corpus,
+    load_collection,
+    read_glasgow,
+    read_vaswani,
+)
+from rankproof.corpus._corpus import Chunk, Corpus, Document, read_corpus
+from rankproof.corpus._judgments import (
+    Gold,
+    JudgedQuery,
+    Judgments,
+    read_judgments,
+    write_judgments,
+)
+
+__all__ = [
+    "BeirAdaptation",
+    "Chunk",
+    "Collection",
+    "Corpus",
+    "Document",
+    "Gold",
+    "JudgedQuery",
+    "Judgments",
+    "adapt_beir",
+    "golden_corpus",
+    "load_collection",
+    "read_corpus",
+    "read_glasgow",
+    "read_judgments",
+    "read_vaswani",
+    "write_judgments",
+]

@@ -1,1 +1,0 @@
-"""Renderers: turn results into text for terminals, files and CI systems."""
