@@ -16,6 +16,15 @@ before printing any speed-up, and writes everything to
 Measures: nDCG@10, RR@10 (MRR@10), R@1000 (recall@1000), AP (map).
 pytrec_eval has no RR cutoff, so its row reports ``recip_rank`` (RR without
 cutoff); rankproof's RR is computed (untimed) to check it.
+
+The ``rankproof-cli`` row times the command line as a user runs it: one
+``rankproof measure QRELS RUN -m ... --format csv`` process, from its start to
+its exit with the means printed (interpreter start, imports, reading,
+evaluation, printing: the whole process, wall and CPU from ``wait4``). Its
+target is ≥ 3x faster than pytrec_eval's parse + evaluate (imports excluded
+for pytrec_eval). ``--start-only`` times ``rankproof --version`` and
+``rankproof --help`` (best of 5 processes each) and nothing else; a full run
+prints those figures too.
 """
 
 from __future__ import annotations
@@ -47,12 +56,16 @@ from _common import (  # noqa: E402
 )
 
 SYSTEMS = ("rankproof", "ranx", "pytrec_eval", "ir_measures")
+CLI = "rankproof-cli"
+CHOICES = (*SYSTEMS, CLI)
 MEASURES = ("nDCG@10", "RR@10", "R@1000", "AP")
 TOLERANCE = 5e-5  # "agree to 4 decimals"
 
 TARGETS = {
     "end_to_end_vs_fastest_peer": 3.0,
     "compute_vs_ranx_after_warmup": 3.0,
+    "cli_whole_process_vs_pytrec_eval": 3.0,
+    "cli_start_max_s": 0.3,
 }
 
 
@@ -226,6 +239,55 @@ def child_main(system: str, run_path: str, qrels_path: str, calls: int) -> None:
     print(json.dumps(out))
 
 
+# -- the command line, timed as a whole process -------------------------------------
+
+def _timed_process(argv: list[str]) -> tuple[float, float, float, str]:
+    """Run ``argv``: (wall s, CPU s, peak MiB, stdout), from the process's own rusage."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryFile(mode="w+") as out, tempfile.TemporaryFile(mode="w+") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{argv} failed ({proc.returncode}):\n{err.read()[-4000:]}")
+        text = out.read()
+    peak = usage.ru_maxrss / 1024.0 if sys.platform != "darwin" else usage.ru_maxrss / 2**20
+    return wall, usage.ru_utime + usage.ru_stime, peak, text
+
+
+def _cli() -> list[str]:
+    return [sys.executable, "-m", "rankproof"]
+
+
+def run_cli(run_path: str, qrels_path: str) -> dict[str, Any]:
+    """``rankproof measure`` from process start to printed means (one process)."""
+    argv = [*_cli(), "measure", qrels_path, run_path, "--format", "csv"]
+    for m in MEASURES:
+        argv += ["-m", m]
+    wall, cpu, peak, text = _timed_process(argv)
+    means = {row.split(",")[2]: float(row.split(",")[3]) for row in text.splitlines()[1:]}
+    return {"system": CLI, "import_s": None, "load_s": None, "load_cpu_s": None,
+            "compute_s": wall, "compute_cpu_s": cpu, "compute_best_s": None,
+            "total_s": wall, "total_cpu_s": cpu, "with_import_s": wall, "peak_mib": peak,
+            "means": means,
+            "notes": ["whole process: interpreter start, imports, read, evaluate, print "
+                      "(shown as total; import and load are inside it)"]}
+
+
+def cli_start(repeat: int = 5) -> dict[str, float]:
+    """Best-of-``repeat`` wall seconds of ``rankproof --version`` and ``rankproof --help``."""
+    out = {}
+    for flag in ("--version", "--help"):
+        out[flag] = min(_timed_process([*_cli(), flag])[0] for _ in range(repeat))
+    return out
+
+
 # -- parent: orchestrate, check, report ------------------------------------------
 
 def _ratio(theirs: float | None, ours: float | None) -> float | None:
@@ -311,6 +373,10 @@ def render(results: dict[str, dict[str, Any]], agreement: list[dict[str, Any]],
                      f"{', '.join(checked)}")
     means = ours["means"]
     lines.append("means: " + ", ".join(f"{k} {v:.4f}" for k, v in means.items()))
+    start = info.get("cli_start")
+    if start:
+        lines.append(f"CLI start (best of {info['cli_start_repeat']} processes): "
+                     + ", ".join(f"rankproof {flag} {s:.3f} s" for flag, s in start.items()))
     for system, res in results.items():
         for note in res.get("notes", []):
             lines.append(f"note ({system}): {note}")
@@ -322,7 +388,7 @@ def render(results: dict[str, dict[str, Any]], agreement: list[dict[str, Any]],
 def targets(results: dict[str, dict[str, Any]]) -> dict[str, str]:
     ours = results["rankproof"]
     out: dict[str, str] = {}
-    peers = {s: r for s, r in results.items() if s != "rankproof"}
+    peers = {s: r for s, r in results.items() if s not in ("rankproof", CLI)}
     if peers:
         fastest = min(peers, key=lambda s: peers[s]["total_s"])
         r = peers[fastest]["total_s"] / ours["total_s"]
@@ -335,6 +401,15 @@ def targets(results: dict[str, dict[str, Any]]) -> dict[str, str]:
         heavier = [s for s, p in peers.items() if p["peak_mib"] <= ours["peak_mib"]]
         out["peak_memory_below_every_peer"] = (
             "MET" if not heavier else f"NOT MET ({', '.join(heavier)} use no more)")
+    if CLI in results and "pytrec_eval" in results:
+        cli, peer = results[CLI], results["pytrec_eval"]
+        r = peer["total_s"] / cli["total_s"]
+        cpu = peer["total_cpu_s"] / cli["total_cpu_s"]
+        goal = TARGETS["cli_whole_process_vs_pytrec_eval"]
+        out["cli_whole_process_vs_pytrec_eval"] = (
+            f"{'MET' if r >= goal else 'NOT MET'} ({r:.1f}x wall, {cpu:.1f}x CPU: "
+            f"rankproof measure {cli['total_s']:.2f} s as a whole process vs pytrec_eval "
+            f"parse + evaluate {peer['total_s']:.2f} s; goal {goal:.0f}x)")
     if "ranx" in results and results["ranx"]["compute_alone_s"]:
         r = results["ranx"]["compute_alone_s"] / ours["compute_alone_s"]
         goal = TARGETS["compute_vs_ranx_after_warmup"]
@@ -358,8 +433,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="size of the docid space (default: MS MARCO passage)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out-dir", type=Path, default=Path("bench-data"))
-    parser.add_argument("--systems", nargs="+", choices=SYSTEMS, default=list(SYSTEMS),
+    parser.add_argument("--systems", nargs="+", choices=CHOICES, default=list(CHOICES),
                         help="rankproof always runs (the ratios need it)")
+    parser.add_argument("--start-only", action="store_true",
+                        help="only time rankproof --version and --help (best of 5 each)")
     parser.add_argument("--repeat", type=int, default=3,
                         help="fresh processes per system; the best total is kept")
     parser.add_argument("--compute-repeat", type=int, default=3,
@@ -371,6 +448,13 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.child:
         child_main(args.child, args.run, args.qrels, args.compute_repeat)
+        return 0
+    if args.start_only:
+        start = cli_start()
+        goal = TARGETS["cli_start_max_s"]
+        for flag, seconds in start.items():
+            print(f"rankproof {flag:<9} {seconds:.3f} s (best of 5; goal <= {goal} s: "
+                  f"{'MET' if seconds <= goal else 'NOT MET'})")
         return 0
 
     paths = synthetic_paths(args.out_dir, args.topics, args.depth, args.seed, args.docs)
@@ -386,6 +470,9 @@ def main(argv: list[str] | None = None) -> int:
         # Interleaved, so that a busy spell on a shared machine hits every system.
         for system in systems:
             print(f"[{rep + 1}/{args.repeat}] {system} ...", file=sys.stderr, flush=True)
+            if system == CLI:
+                samples[system].append(run_cli(str(paths.run), str(paths.qrels)))
+                continue
             samples[system].append(run_child(
                 [script, "--child", system, "--run", str(paths.run), "--qrels",
                  str(paths.qrels), "--compute-repeat", str(args.compute_repeat)]))
@@ -399,6 +486,8 @@ def main(argv: list[str] | None = None) -> int:
         "load_start": load_start, "load_end": _load_average(),
         "python": platform.python_version(), "platform": platform.platform(),
     }
+    info["cli_start"] = cli_start() if CLI in systems else None
+    info["cli_start_repeat"] = 5
     info["targets"] = targets(results)
     print(render(results, agreement, info))
     payload = {

@@ -9,7 +9,7 @@ import pytest
 import rankproof
 import rankproof.measures
 
-SUBPACKAGES = ("data", "corpus", "measures", "stats", "compare", "retrieval", "targets",
+SUBPACKAGES = ("data", "corpus", "measures", "stats", "comparison", "retrieval", "targets",
                "harness", "gate", "report")
 
 
@@ -23,7 +23,7 @@ def test_top_level_names_are_pinned() -> None:
     assert rankproof.__all__ == sorted(rankproof.__all__, key=_isort_key)
     assert set(rankproof.__all__) == {
         "Comparison", "ConfigError", "InputError", "Measure", "MissingExtraError",
-        "PairedResult", "PairingError",
+        "NotComputedError", "PairedResult", "PairingError",
         "PerQuery", "Qrels", "RankproofError", "Run", "TargetError", "__version__", "compare",
         "correct", "evaluate", "load_qrels", "load_run", "paired_test", "parse",
         "read_trec_qrels", "read_trec_run",
@@ -54,12 +54,14 @@ def test_importing_rankproof_does_not_load_heavy_dependencies() -> None:
 
 
 def test_errors_also_subclass_builtins() -> None:
+    assert issubclass(rankproof.NotComputedError, KeyError)
+    assert issubclass(rankproof.MissingExtraError, ImportError)
     assert issubclass(rankproof.InputError, ValueError)
     assert issubclass(rankproof.PairingError, ValueError)
     assert issubclass(rankproof.ConfigError, ValueError)
     assert issubclass(rankproof.TargetError, RuntimeError)
     for exc in (rankproof.InputError, rankproof.PairingError, rankproof.ConfigError,
-                rankproof.TargetError):
+                rankproof.TargetError, rankproof.NotComputedError, rankproof.MissingExtraError):
         assert issubclass(exc, rankproof.RankproofError)
 
 
@@ -78,3 +80,62 @@ def test_import_rankproof_is_cheap() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "False False"
+
+
+def test_the_metric_namespace_is_pinned() -> None:
+    """One namespace, one registry: `register_metric` and `lookup` live in measures only."""
+    assert rankproof.measures.__all__ == [
+        "DEFAULT_MEASURES", "TREC_HEADER_LINES", "TREC_PRINT_ORDER", "TREC_SETS", "Family",
+        "Measure", "MetricDef", "PerQuery", "TopicPolicy", "evaluate", "expand_set", "families",
+        "family", "is_set", "lookup", "parse", "parse_many", "polarity", "register_aggregate",
+        "register_metric", "registered", "resolve", "resolve_measures",
+    ]
+    for name in SUBPACKAGES:
+        if name != "measures":
+            module = importlib.import_module(f"rankproof.{name}")
+            assert not {"register_metric", "lookup"} & set(module.__all__), name
+
+
+def test_exactly_one_module_defines_the_metric_registry() -> None:
+    import ast
+    from pathlib import Path
+
+    src = Path(rankproof.__file__).parent
+    defining: dict[str, set[str]] = {"register_metric": set(), "lookup": set()}
+    for path in sorted(src.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) \
+                    and node.name in defining:
+                defining[node.name].add(path.relative_to(src).as_posix())
+    assert defining == {"register_metric": {"measures/_registry.py"},  # (with its overloads)
+                        "lookup": {"measures/_registry.py"}}
+
+
+def test_errors_carry_structured_attributes() -> None:
+    e = rankproof.InputError("bad score", path="run.txt", line=3, field="score")
+    assert (e.path, e.line, e.field, e.reason) == ("run.txt", 3, "score", "bad score")
+    assert str(e) == "run.txt, line 3, field 'score': bad score"
+    t = rankproof.TargetError("svc failed", case_id="q1", target="svc", status=503, attempts=2)
+    assert (t.case_id, t.target, t.status, t.attempts) == ("q1", "svc", 503, 2)
+    assert str(t) == "svc failed"
+    p = rankproof.PairingError("differ", only_left=["a"], only_right=("b",))
+    assert (p.only_left, p.only_right) == (("a",), ("b",))
+    n = rankproof.NotComputedError("P@5 was not computed")
+    assert str(n) == "P@5 was not computed"
+
+
+def test_user_errors_from_the_measure_parser_are_input_errors() -> None:
+    with pytest.raises(rankproof.InputError, match="unknown measure 'bogus'"):
+        rankproof.parse("bogus@x")
+    with pytest.raises(rankproof.NotComputedError, match="P@5 was not computed"):
+        rankproof.evaluate({"q": {"d": 1}}, {"q": {"d": 1.0}}, "RR").column("P@5")
+
+
+def test_no_subpackage_shadows_a_top_level_name() -> None:
+    """Importing a subpackage sets it as an attribute of `rankproof`; one named like a lazy
+    top-level export (``rankproof.compare``, the function) would replace that export."""
+    for name in SUBPACKAGES:
+        importlib.import_module(f"rankproof.{name}")
+        assert name not in rankproof.__all__, name
+    assert callable(rankproof.compare)
+    assert rankproof.compare.__module__.startswith("rankproof.comparison")

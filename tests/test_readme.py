@@ -13,6 +13,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
+INSTALL = "pip install -e ."
 
 
 def _blocks(lang: str) -> list[str]:
@@ -24,6 +25,8 @@ def _console_examples() -> list[tuple[str, list[str]]]:
     for block in _blocks("console"):
         for chunk in re.split(r"^\$ ", block, flags=re.M)[1:]:
             command, *output = chunk.rstrip("\n").split("\n")
+            if command == INSTALL:
+                continue  # the quick start's install step: what this test environment did
             examples.append((command, output))
     return examples
 
@@ -33,6 +36,16 @@ def test_readme_opens_with_exactly_two_setup_commands() -> None:
     commands = [line for line in first.splitlines() if line.strip() and not line.startswith("#")]
     assert commands == ["make demo", "make test"]
     assert README.index("```bash") < README.index("```console")
+
+
+def test_the_first_screen_has_a_quick_start() -> None:
+    """What rankproof is, the two set-up commands, then install + one measure command."""
+    head = README[: README.index("\n## ")]
+    assert "Python\nlibrary and command-line tool for evaluating retrieval" in head
+    quick = _blocks("console")[0]
+    assert quick.startswith(f"$ {INSTALL}\n$ rankproof measure ")
+    assert README.index(quick) < README.index("\n## ")
+    assert (REPO / "pyproject.toml").is_file()  # what `pip install -e .` installs
 
 
 @pytest.mark.parametrize(("command", "expected"), _console_examples(),

@@ -3,7 +3,7 @@
 The flat namespace holds what most scripts need; the subpackages hold the rest:
 ``rankproof.data`` (runs, qrels and their formats), ``rankproof.corpus``
 (documents, judgments, collections), ``rankproof.measures`` (the one metric
-namespace), ``rankproof.stats``, ``rankproof.compare``, ``rankproof.retrieval``,
+namespace), ``rankproof.stats``, ``rankproof.comparison``, ``rankproof.retrieval``,
 ``rankproof.targets``, ``rankproof.harness``, ``rankproof.gate`` and
 ``rankproof.report``.
 
@@ -21,6 +21,7 @@ from rankproof._errors import (
     ConfigError,
     InputError,
     MissingExtraError,
+    NotComputedError,
     PairingError,
     RankproofError,
     TargetError,
@@ -28,7 +29,7 @@ from rankproof._errors import (
 from rankproof._version import __version__
 
 if TYPE_CHECKING:
-    from rankproof.compare import Comparison, compare
+    from rankproof.comparison import Comparison, compare
     from rankproof.data import Qrels, Run, load_qrels, load_run, read_trec_qrels, read_trec_run
     from rankproof.measures import Measure, PerQuery, evaluate, parse
     from rankproof.stats import PairedResult, correct, paired_test
@@ -39,8 +40,8 @@ _LAZY = {
     "read_trec_run": "rankproof.data",
     "Measure": "rankproof.measures", "PerQuery": "rankproof.measures",
     "evaluate": "rankproof.measures", "parse": "rankproof.measures",
-    "Comparison": "rankproof.compare", "PairedResult": "rankproof.stats",
-    "compare": "rankproof.compare", "correct": "rankproof.stats",
+    "Comparison": "rankproof.comparison", "PairedResult": "rankproof.stats",
+    "compare": "rankproof.comparison", "correct": "rankproof.stats",
     "paired_test": "rankproof.stats",
 }
 
@@ -64,6 +65,7 @@ __all__ = [
     "InputError",
     "Measure",
     "MissingExtraError",
+    "NotComputedError",
     "PairedResult",
     "PairingError",
     "PerQuery",

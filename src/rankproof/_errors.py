@@ -5,13 +5,22 @@ and each subclass also derives from the matching built-in, so a caller can
 catch either ``rankproof.InputError`` or plain ``ValueError``::
 
     RankproofError
-    ├── InputError(ValueError)     bad file, line or field; carries path/line/field
-    ├── PairingError(ValueError)   two sides of a paired comparison cover different queries
+    ├── InputError(ValueError)     bad data, name or value: a file, a line, a field, a
+    │                              measure name, a parameter; carries path/line/field
+    │   └── PairingError           two sides of a paired comparison cover different
+    │                              queries or cases; carries only_left/only_right
     ├── ConfigError(ValueError)    a checks/config file is invalid (CLI exit code 2)
-    ├── TargetError(RuntimeError)  a system under test failed after its retries
+    ├── TargetError(RuntimeError)  a system under test failed after its retries;
+    │                              carries case_id/target/status/attempts
+    ├── NotComputedError(KeyError) a result was asked for a measure it does not hold
     └── MissingExtraError(ImportError)  an optional dependency is not installed
 
-Messages say what was expected, what was found, and where.
+Messages say what was expected, what was found, and where; the attributes
+say the same to a program, which should not have to parse the message.
+Anything raised that is *not* a `RankproofError` is a bug in rankproof (the
+CLI reports it as an internal error, exit code 3); ``TypeError`` for a
+programming mistake (a non-callable where a function is needed) is the one
+built-in raised on purpose.
 """
 
 from __future__ import annotations
@@ -53,8 +62,12 @@ class InputError(RankproofError, ValueError):
         super().__init__(f"{prefix}: {message}" if prefix else message)
 
 
-class PairingError(RankproofError, ValueError):
-    """The two sides of a paired comparison do not cover the same queries."""
+class PairingError(InputError):
+    """The two sides of a paired comparison do not cover the same queries (or cases).
+
+    An `InputError` too: the comparison's inputs do not pair, which is the
+    user's to fix, and code that catches bad input catches this as well.
+    """
 
     def __init__(
         self,
@@ -73,7 +86,41 @@ class ConfigError(RankproofError, ValueError):
 
 
 class TargetError(RankproofError, RuntimeError):
-    """A system under test failed (after its retries) for a named case."""
+    """A system under test failed (after its retries) for a named case.
+
+    ``case_id`` is the golden case being asked (None for a failure that is
+    not about one case), ``target`` the target's name, ``status`` the HTTP
+    status of the last response when there was one, and ``attempts`` how
+    many requests were made. They are attributes as well as part of the
+    message so that a harness can list failed cases without parsing text.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        case_id: str | None = None,
+        target: str | None = None,
+        status: int | None = None,
+        attempts: int | None = None,
+    ) -> None:
+        self.case_id = case_id
+        self.target = target
+        self.status = status
+        self.attempts = attempts
+        super().__init__(message)
+
+
+class NotComputedError(RankproofError, KeyError):
+    """A result was asked for a measure (or row) it was not computed with.
+
+    A ``KeyError`` because that is what a lookup by name raises; printed as
+    its plain message rather than ``KeyError``'s quoted repr, so that the CLI
+    shows one readable line.
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 class MissingExtraError(RankproofError, ImportError):

@@ -1,33 +1,98 @@
-"""File plumbing shared by every reader and writer: gzip sniffing, atomic writes."""
+"""File plumbing shared by every reader and writer: gzip sniffing, reading a
+path the user gave (its `OSError` turned into an `InputError` naming it), and
+atomic writes."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import gzip
 import io
 import os
 import tempfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
+
+from rankproof._errors import InputError
 
 GZIP_MAGIC = b"\x1f\x8b"
 
 PathLike = str | os.PathLike[str]
 
+_REASONS = {
+    errno.ENOENT: "no such file",
+    errno.EISDIR: "is a directory, expected a file",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.ENOTDIR: "no such file (a parent is not a directory)",
+}
+
+
+def os_error_reason(exc: OSError) -> str:
+    """A short, stable phrase for what went wrong (``no such file``, ...)."""
+    reason = _REASONS.get(exc.errno or 0)
+    if reason is not None:
+        return reason
+    return f"cannot read: {exc.strerror or exc}"
+
+
+def input_error(path: PathLike, exc: OSError, what: str | None = None) -> InputError:
+    """The `InputError` for an `OSError` met on a path the user gave.
+
+    ``what`` names the file's role (``"the judgments file"``) when the bare
+    reason would not say enough.
+    """
+    reason = os_error_reason(exc)
+    if what is not None:
+        reason = f"cannot read {what}: {reason}"
+    return InputError(reason, path=str(path))
+
+
+def check_file(path: PathLike, what: str | None = None) -> Path:
+    """``path`` as a `Path` when it names a readable regular file, else an `InputError`.
+
+    Checked before a reader starts, so that a missing file or a directory is
+    reported as such rather than as whatever the parser makes of it.
+    """
+    p = Path(path)
+    try:
+        if p.is_dir():
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", str(p))
+        with open(p, "rb"):
+            pass
+    except OSError as exc:
+        raise input_error(path, exc, what) from None
+    return p
+
 
 def is_gzip(path: PathLike) -> bool:
     """True when the file starts with the gzip magic bytes (whatever its suffix)."""
-    with open(path, "rb") as fh:
-        return fh.read(2) == GZIP_MAGIC
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(2) == GZIP_MAGIC
+    except OSError as exc:
+        raise input_error(path, exc) from None
 
 
-def read_bytes(path: PathLike) -> bytes:
-    """The file's bytes, gunzipped when it is gzip-compressed."""
-    if is_gzip(path):
-        with gzip.open(path, "rb") as fh:
-            return fh.read()
-    return Path(path).read_bytes()
+def gunzip(data: bytes, label: str) -> bytes:
+    """``data`` decompressed when it starts with the gzip magic, else as is."""
+    if not data.startswith(GZIP_MAGIC):
+        return data
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"not a valid gzip stream ({exc})", path=label) from None
+
+
+def read_bytes(path: PathLike, what: str | None = None) -> bytes:
+    """The file's bytes, gunzipped when it is gzip-compressed (by content)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise input_error(path, exc, what) from None
+    return gunzip(data, str(path))
 
 
 @contextlib.contextmanager

@@ -14,6 +14,7 @@ from rankproof import InputError
 from rankproof.data import (
     Qrels,
     Run,
+    _jsondoc,
     _jsonio,
     read_json_qrels,
     read_json_run,
@@ -24,7 +25,7 @@ from rankproof.data import (
     write_jsonl_qrels,
     write_jsonl_run,
 )
-from rankproof.data._jsonio import default_run_name, split_lines
+from rankproof.data._text import default_run_name, split_lines
 
 SCORES = {"q1": {"d1": 3.5, "d2": 0.1 + 0.2}, "q2": {"d1": -1e-300, "d9": 2.0}}
 LABELS = {"q1": {"d1": 1, "d2": 0}, "q2": {"d1": 2, "d3": -1}}
@@ -389,7 +390,7 @@ def test_json_fast_and_careful_agree(doc, dedupe, tmp_path_factory) -> None:
     for reader, fast in ((read_json_run, "_fast_columns"), (read_json_qrels, "_fast_columns")):
         normal = outcome(lambda: reader(path, dedupe=dedupe))  # noqa: B023
         with pytest.MonkeyPatch.context() as m:
-            m.setattr(_jsonio, fast, lambda *a, **k: None)
+            m.setattr(_jsondoc, fast, lambda *a, **k: None)
             careful = outcome(lambda: reader(path, dedupe=dedupe))  # noqa: B023
         assert normal == careful
 

@@ -9,6 +9,8 @@ import pytest
 
 from rankproof import InputError
 from rankproof.data import (
+    QRELS_FORMATS,
+    RUN_FORMATS,
     Format,
     Qrels,
     Run,
@@ -34,11 +36,12 @@ RUN_WRITERS = {"trec": write_trec_run, "beir": write_beir_run, "json": write_jso
 QRELS_WRITERS = {"trec": write_trec_qrels, "beir": write_beir_qrels, "json": write_json_qrels,
                  "jsonl": write_jsonl_qrels}
 SUFFIX = {"trec": ".txt", "beir": ".tsv", "json": ".json", "jsonl": ".jsonl"}
-FORMATS = get_args(Format)
+FORMATS = QRELS_FORMATS  # the formats that hold both runs and qrels
 
 
 def test_formats() -> None:
-    assert FORMATS == ("trec", "beir", "json", "jsonl") == _load.FORMATS
+    assert FORMATS == ("trec", "beir", "json", "jsonl") == _load.QRELS_FORMATS
+    assert RUN_FORMATS == (*FORMATS, "msmarco") == get_args(Format) == _load.RUN_FORMATS
 
 
 @pytest.mark.parametrize("gz", ["", ".gz"])

@@ -20,7 +20,7 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     path = save_baseline(R, "main", tmp_path, source={"report": "r.json"})
     assert path == (tmp_path / "main.json").resolve()
     data = json.loads(path.read_text())
-    assert data["kind"] == "rankproof.baseline" and data["schema_version"] == 1
+    assert data["kind"] == "rankproof.baseline" and data["schema_version"] == 2
     assert data["run"]["rows"][1]["ranked_ids"] == ["d2", "d1"]
     b = load_baseline("main", tmp_path)
     assert b.name == "main" and b.source["report"] == "r.json" and b.path == path
@@ -79,3 +79,19 @@ def test_malformed_files_are_input_errors(tmp_path: Path) -> None:
         list_baselines(tmp_path)
     with pytest.raises(InputError, match="not found"):
         load_baseline(tmp_path / "nope.json")
+
+
+def test_a_version_1_baseline_still_loads(tmp_path: Path) -> None:
+    # Written as the version-1 code wrote it: the same fields, schema_version 1.
+    doc = {"schema_version": 1, "kind": "rankproof.baseline", "name": "old",
+           "created_at": "2026-01-01T00:00:00+00:00", "tool_version": "0.1.0",
+           "source": {"report": "evals/results/latest.json", "stage": "dense"},
+           "run": R.to_dict()}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+    b = load_baseline("old", tmp_path)
+    assert b.name == "old" and b.source["stage"] == "dense"
+    assert b.result.to_dict() == R.to_dict()
+    path.write_text(json.dumps({**doc, "schema_version": 3}))
+    with pytest.raises(InputError, match="schema_version"):
+        load_baseline(path)

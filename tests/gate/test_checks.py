@@ -262,3 +262,88 @@ def test_all_problems_are_reported_at_once() -> None:
 def test_load_checks_reports_a_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="checks file not found"):
         load_checks(tmp_path / "nope.yaml")
+
+
+# -- trec_eval's named sets ----------------------------------------------------
+
+OFFICIAL = ("NumRet", "NumRel", "NumRelRet", "AP", "Rprec", "Bpref", "RR",
+            "P@5", "P@10", "P@15", "P@20", "P@30", "P@100", "P@200", "P@500", "P@1000")
+
+
+def test_a_baseline_check_on_a_set_becomes_one_check_per_member() -> None:
+    spec = parse_checks(textwrap.dedent("""\
+        checks:
+          - id: floor
+            metric: nDCG@10
+            op: ">="
+            threshold: 0.5
+          - id: no_regress
+            metric: official
+            vs_baseline: no_significant_regression
+            alpha: 0.01
+            scope: [c1, c2]
+            level: warn
+    """), source="checks.yaml", known_case_ids=["c1", "c2", "c3"])
+    assert [c.id for c in spec.checks] == ["floor", *(f"no_regress/{m}" for m in OFFICIAL)]
+    members = spec.checks[1:]
+    assert [c.metric for c in members] == list(OFFICIAL)
+    assert all(c.kind == "vs_baseline" and c.alpha == 0.01 and c.scope == ("c1", "c2")
+               and c.level == "warn" and c.line == 6 for c in members)
+    assert spec.check("no_regress/P@10").metric == "P@10"
+
+
+def test_a_threshold_check_on_a_set_is_refused() -> None:
+    refused(one("id: floor\nmetric: official\nop: '>='\nthreshold: 0.5"),
+            "checks.yaml, line 3: check 'floor': field 'metric': 'official' is trec_eval's set "
+            "of 16 measures, and one threshold cannot apply to all of them; name one measure "
+            "per threshold check (e.g. P@1000), or use vs_baseline, which accepts a set")
+
+
+def test_an_id_made_by_a_set_must_not_collide() -> None:
+    refused("""\
+        checks:
+          - id: r/AP
+            metric: AP
+            vs_baseline: no_significant_regression
+          - id: r
+            metric: official
+            vs_baseline: no_significant_regression
+    """, "check 'r': the set expands to id 'r/AP', which is already used (at line 2)")
+    refused("""\
+        checks:
+          - id: r
+            metric: official
+            vs_baseline: no_significant_regression
+          - id: r/AP
+            metric: AP
+            vs_baseline: no_significant_regression
+    """, "duplicate id 'r/AP' (first used at line 2)")
+
+
+def test_a_checks_file_naming_a_set_runs_end_to_end_in_the_gate(tmp_path: Path) -> None:
+    from rankproof.gate import evaluate_target, run_gate
+    from rankproof.targets import CallableTarget, Case, run
+
+    cases = [Case(f"q{i}", f"query {i}", relevant=(f"d{i}", f"e{i}")) for i in range(12)]
+    good = CallableTarget(lambda c: [f"d{c.id[1:]}", "x", f"e{c.id[1:]}"], "good")
+    bad = CallableTarget(lambda c: ["x", "y", "z", f"d{c.id[1:]}"], "bad")
+    path = tmp_path / "checks.yaml"
+    path.write_text("checks:\n  - id: no_regress\n    metric: official\n"
+                    "    vs_baseline: no_significant_regression\n", encoding="utf-8")
+    baseline = run("base", good, cases, ["official"])
+    assert baseline.metrics == OFFICIAL
+
+    verdict, result = evaluate_target(path, bad, cases, baseline=baseline)
+    assert result.metrics == OFFICIAL
+    by_id = {c.id: c for c in verdict.checks}
+    assert list(by_id) == [f"no_regress/{m}" for m in OFFICIAL]
+    assert not verdict.passed
+    # Every member was tested and corrected together (Holm over all 16).
+    assert all(c.correction == "holm" and c.p_corrected is not None for c in verdict.checks)
+    for m in ("AP", "RR", "P@5", "NumRelRet"):
+        assert not by_id[f"no_regress/{m}"].passed, m
+    # A measure that does not move passes: NumRel depends on the judgments only.
+    assert by_id["no_regress/NumRel"].passed and by_id["no_regress/NumRel"].difference == 0
+
+    same = run_gate(load_checks(path), baseline, baseline)
+    assert same.passed and len(same.checks) == len(OFFICIAL)

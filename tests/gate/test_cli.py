@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -44,7 +47,7 @@ def cli(*args: str, env: dict[str, str] | None = None) -> Result:
 def workdir(tmp_path: Path, golden_reports: dict[str, Path]) -> Path:
     (tmp_path / "checks.yaml").write_text(CHECKS)
     saved = cli("baseline", "save", str(golden_reports["base"]), "--name", "main",
-                "--dir", str(tmp_path / "baselines"))
+                "--baseline-dir", str(tmp_path / "baselines"))
     assert saved.exit_code == 0, saved.output
     return tmp_path
 
@@ -177,27 +180,57 @@ def test_exit_2_on_bad_inputs(workdir: Path, golden_reports: dict[str, Path],
 
 def test_baseline_commands(workdir: Path, golden_reports: dict[str, Path]) -> None:
     d = str(workdir / "baselines")
-    listed = cli("baseline", "list", "--dir", d)
+    listed = cli("baseline", "list", "--baseline-dir", d)
     assert listed.exit_code == 0 and "main" in listed.stdout and "chunk" in listed.stdout
-    shown = cli("baseline", "show", "main", "--dir", d)
+    shown = cli("baseline", "show", "main", "--baseline-dir", d)
     assert shown.exit_code == 0, shown.output
     assert "nDCG@10" in shown.stdout and "0.9024" in shown.stdout
     assert "judgments digest" in shown.stdout and "sha256:" in shown.stdout
-    as_json = cli("baseline", "show", "main", "--dir", d, "--format", "json")
+    as_json = cli("baseline", "show", "main", "--baseline-dir", d, "--format", "json")
     assert json.loads(as_json.stdout)["kind"] == "rankproof.run"
-    again = cli("baseline", "save", str(golden_reports["base"]), "--name", "main", "--dir", d)
+    again = cli("baseline", "save", str(golden_reports["base"]), "--name", "main",
+                "--baseline-dir", d)
     assert again.exit_code == 2 and "already exists" in again.stderr
     forced = cli("baseline", "save", str(golden_reports["small_chunks"]), "--name", "main",
-                 "--dir", d, "--force")
+                 "--baseline-dir", d, "--force")
     assert forced.exit_code == 0 and "86 cases" in forced.stdout
     for bad in ("../up", "a/b", ".x"):
-        r = cli("baseline", "save", str(golden_reports["base"]), "--name", bad, "--dir", d)
+        r = cli("baseline", "save", str(golden_reports["base"]), "--name", bad, "--baseline-dir", d)
         assert r.exit_code == 2 and "not allowed" in r.stderr
     assert sorted(p.name for p in (workdir / "baselines").iterdir()) == ["main.json"]
-    as_json = cli("baseline", "list", "--dir", d, "--format", "json")
+    as_json = cli("baseline", "list", "--baseline-dir", d, "--format", "json")
     listed_json = json.loads(as_json.stdout)
     assert [b["name"] for b in listed_json] == ["main"] and listed_json[0]["cases"] == 86
-    empty = cli("baseline", "list", "--dir", str(workdir / "none"))
+    empty = cli("baseline", "list", "--baseline-dir", str(workdir / "none"))
     assert empty.exit_code == 0 and "no baselines" in empty.stderr
-    missing = cli("baseline", "show", "nightly", "--dir", d)
+    missing = cli("baseline", "show", "nightly", "--baseline-dir", d)
     assert missing.exit_code == 2 and "saved baselines: main" in missing.stderr
+
+
+def _rankproof(*args: str) -> subprocess.CompletedProcess[str]:
+    """The real command, its stdout a pipe, with a COLUMNS too narrow for the table."""
+    env = {**os.environ, "COLUMNS": "40"}
+    return subprocess.run([sys.executable, "-m", "rankproof", *args], capture_output=True,
+                          text=True, check=False, env=env)
+
+
+def test_gate_into_a_pipe_keeps_the_baseline_columns(tmp_path: Path,
+                                                     golden_reports: dict[str, Path]) -> None:
+    (tmp_path / "checks.yaml").write_text(
+        "checks:\n  - id: ndcg_no_regression\n    metric: nDCG@10\n"
+        "    vs_baseline: no_significant_regression\n")
+    saved = _rankproof("baseline", "save", str(golden_reports["base"]), "--name", "main",
+                       "--baseline-dir", str(tmp_path / "b"))
+    assert saved.returncode == 0, saved.stderr
+    proc = _rankproof("gate", str(tmp_path / "checks.yaml"), "--report",
+                      str(golden_reports["rerun"]), "--baseline", "main", "--baseline-dir",
+                      str(tmp_path / "b"))
+    assert proc.returncode == 0, proc.stderr
+    for needle in ("Δ [95% CI]", "+0.0000 [+0.0000, +0.0000]", "ndcg_no_regression",
+                   "coverage", "PASS"):
+        assert needle in proc.stdout, needle
+    junit = _rankproof("gate", str(tmp_path / "checks.yaml"), "--report",
+                       str(golden_reports["rerun"]), "--baseline", "main",
+                       "--baseline-dir", str(tmp_path / "b"), "--format", "junit")
+    assert junit.returncode == 0, junit.stderr
+    assert junit.stdout.startswith('<?xml version="1.0"')

@@ -263,3 +263,30 @@ def test_batch_targets_are_invoked_once() -> None:
     target = Batch()
     run("b", target, CASES, ["RR@10"])
     assert target.calls == [len(CASES)]
+
+
+def test_run_result_repr_and_to_pandas() -> None:
+    result = run("cand", CallableTarget(answer, "svc"), CASES, ["RR", "nDCG@10", "latency_p95"])
+    assert repr(result) == ("RunResult('cand', 4 cases, metrics RR, nDCG@10, "
+                            "aggregates latency_p95)")
+    assert repr(result.rows[0]).startswith("CaseRow('a', RR=1, nDCG@10=1, ")
+    assert repr(result.rows[0]).endswith(" ms)")
+    pd = pytest.importorskip("pandas")
+    df = result.to_pandas()
+    assert isinstance(df, pd.DataFrame)
+    assert df.index.name == "case_id" and list(df.index) == ["a", "b", "c", "e"]
+    assert list(df.columns) == ["RR", "nDCG@10", "latency_ms"]
+    for r in result.rows:
+        assert df.loc[r.case_id, "RR"] == r.values["RR"]
+        assert df.loc[r.case_id, "latency_ms"] == r.latency_ms
+    assert df["nDCG@10"].mean() == pytest.approx(result.mean("nDCG@10"))
+
+
+def test_run_result_to_pandas_leaves_missing_values_nan() -> None:
+    rows = (CaseRow("a", {"RR": 1.0}, latency_ms=3.0), CaseRow("b", {}))
+    result = RunResult(name="r", rows=rows, metrics=("RR",))
+    assert repr(rows[1]) == "CaseRow('b')"
+    pytest.importorskip("pandas")
+    df = result.to_pandas()
+    assert df.loc["a", "RR"] == 1.0 and math.isnan(df.loc["b", "RR"])
+    assert math.isnan(df.loc["b", "latency_ms"])

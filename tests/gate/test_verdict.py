@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -205,7 +206,55 @@ def test_the_verdict_is_a_frozen_json_result() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         v.checks[0].passed = True  # type: ignore[misc]
     data = json.loads(v.to_json())
-    assert data["kind"] == "rankproof.gate" and data["schema_version"] == 1
+    assert data["kind"] == "rankproof.gate" and data["schema_version"] == 2
     assert data["passed"] is False and data["checks"][0]["outcome"] == "FAIL"
     assert data["checks"][0]["coverage"] == f"{len(IDS)}/{len(IDS)} cases"
     assert not isinstance(v, BaseException)
+
+
+def test_unpaired_cases_are_the_shared_pairing_error_listing_both_sides() -> None:
+    from rankproof import PairingError
+
+    less = {q: v for q, v in BASE.items() if q != "q00"}
+    more = {**BASE, "extra": 0.5}
+    with pytest.raises(PairingError, match=r"check 'no_regression': 'run' and 'main' cover "
+                                           r"different cases for nDCG@10") as err:
+        run_gate(checks(REGRESSION), column("nDCG@10", less), column("nDCG@10", more,
+                                                                      name="main"))
+    assert err.value.only_left == () and err.value.only_right == ("extra", "q00")
+    assert isinstance(err.value, InputError)
+
+
+def test_a_baseline_check_holds_the_shared_row() -> None:
+    v = run_gate(checks(REGRESSION), column("nDCG@10", WORSE), column("nDCG@10", BASE))
+    c = v.checks[0]
+    row = c.comparison
+    assert row is not None and row.verdict == "worse" and row.candidate == "run"
+    assert row.qids == tuple(sorted(IDS)) and row.alpha == 0.05
+    assert (c.difference, c.p_value, c.losses) == (row.result.difference, row.result.p_value,
+                                                   row.losses)
+    data = json.loads(v.to_json())["checks"][0]
+    assert data["comparison"]["candidate_values"] == [WORSE[q] for q in sorted(IDS)]
+    assert data["difference"] == row.result.difference  # the flat numbers stay in the JSON
+    threshold = run_gate(checks("checks:\n  - {id: t, metric: nDCG@10, op: '>=', "
+                                "threshold: 0}\n"), column("nDCG@10", BASE))
+    assert threshold.checks[0].comparison is None and threshold.checks[0].p_value is None
+
+
+def test_power_pilot_from_a_gate_result(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from rankproof.cli import app
+
+    v = run_gate(checks(REGRESSION), column("nDCG@10", NOISE), column("nDCG@10", BASE))
+    path = tmp_path / "gate.json"
+    path.write_text(v.to_json())
+    out = CliRunner().invoke(app, ["power", "--pilot", str(path), "-m", "nDCG@10", "--json"])
+    assert out.exit_code == 0, out.output
+    sd = float(np.std([NOISE[q] - BASE[q] for q in IDS], ddof=1))
+    assert json.loads(out.stdout)["sd"] == pytest.approx(sd)
+    old = json.loads(v.to_json())
+    old["schema_version"] = 1
+    path.write_text(json.dumps(old))
+    refused = CliRunner().invoke(app, ["power", "--pilot", str(path)])
+    assert refused.exit_code == 2 and "version-1 gate result" in refused.stderr

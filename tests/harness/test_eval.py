@@ -41,10 +41,10 @@ def _fast_report() -> EvalReport:
 def test_report_shape_and_baseline_first() -> None:
     report = _fast_report()
     assert [s.name for s in report.stages] == ["bm25", "dense", "fusion"]
-    assert report.baseline == "bm25" and report.schema_version == 1
+    assert report.baseline == "bm25" and report.schema_version == 2
     assert report.measures == ["R@1", "R@5", "R@10", "RR@10", "nDCG@10"]
     assert report.inputs.documents >= 40 and report.inputs.queries >= 60
-    assert {c.stage for c in report.comparisons} == {"dense", "fusion"}
+    assert {c.candidate for c in report.comparisons} == {"dense", "fusion"}
     assert len(report.comparisons) == 2 * 5
     for stage in report.stages:
         assert set(stage.per_query) == set(report.stage("bm25").per_query)
@@ -180,3 +180,98 @@ def test_progress_reports_every_step_and_is_silent_when_quiet() -> None:
     assert seen[0].startswith("indexing bm25") and seen[-1] == "measuring and comparing"
     with _progress(quiet=True, steps=5) as say:
         say("nothing is drawn")  # a no-op: --quiet (and a pipe) show no progress
+
+
+def _as_version_1(report: EvalReport) -> dict[str, object]:
+    """The report as the version-1 code wrote it: flat ``StageComparison`` rows, no values."""
+    doc = report.model_dump(mode="json")
+    doc["schema_version"] = 1
+    doc["comparisons"] = [
+        {"stage": c["candidate"], "baseline": c["baseline"], "measure": c["measure"],
+         "n": c["result"]["n"], "baseline_mean": c["result"]["mean_b"],
+         "mean": c["result"]["mean_a"], "difference": c["result"]["difference"],
+         "relative_difference": c["result"]["relative_difference"],
+         "ci_low": c["result"]["ci_low"], "ci_high": c["result"]["ci_high"],
+         "ci_method": c["result"]["ci_method"],
+         "confidence_level": c["result"]["confidence_level"],
+         "p_value": c["result"]["p_value"], "p_corrected": c["p_corrected"],
+         "test": c["result"]["test"], "wins": c["result"]["wins"],
+         "ties": c["result"]["ties"], "losses": c["result"]["losses"],
+         "effect_size": c["result"]["effect_size"],
+         "queries_needed": c["result"]["queries_needed"], "verdict": c["verdict"],
+         "underpowered": c["underpowered"], "notes": c["notes"]}
+        for c in doc["comparisons"]]
+    return doc
+
+
+def test_each_stage_is_evaluated_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import rankproof.harness._experiment as experiment
+
+    calls: list[str] = []
+    real = experiment.evaluate
+
+    def counting(*args: object, **kwargs: object) -> object:
+        calls.append(args[1].name)  # type: ignore[attr-defined]
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(experiment, "evaluate", counting)
+    report, comparison = run_experiment(golden_inputs("chunk", 800, 100), FAST)
+    assert len(calls) == len(report.stages) == 3
+    assert comparison is not None and tuple(report.comparisons) == comparison.rows
+
+
+def test_report_rows_are_the_shared_rows_with_their_values() -> None:
+    report = _fast_report()
+    row = report.comparisons[0]
+    stage, base = report.stage(row.candidate), report.stage(row.baseline)
+    assert row.qids == tuple(sorted(base.per_query))
+    assert row.deltas() == pytest.approx(
+        {q: stage.per_query[q][row.measure] - base.per_query[q][row.measure] for q in row.qids})
+    assert row.correction == "holm" and row.alpha == 0.05
+    data = json.loads(report.model_dump_json())
+    assert data["schema_version"] == 2 and "qids" in data["comparisons"][0]
+
+
+def test_a_version_1_report_still_loads(tmp_path: Path) -> None:
+    report = _fast_report()
+    old = EvalReport.model_validate(_as_version_1(report))
+    assert old.schema_version == 2 and old.stages == report.stages
+    assert any("version-1 report" in c for c in old.caveats)
+    for new, was in zip(old.comparisons, report.comparisons, strict=True):
+        assert (new.candidate, new.measure, new.verdict, new.p_corrected) == (
+            was.candidate, was.measure, was.verdict, was.p_corrected)
+        assert new.qids == was.qids and new.candidate_values == was.candidate_values
+        assert new.result.power == pytest.approx(was.result.power)
+        assert new.result.statistic == was.result.statistic
+    from rankproof.gate import load_report
+
+    path = tmp_path / "v1.json"
+    path.write_text(json.dumps(_as_version_1(report)))
+    assert load_report(path).stage("dense").per_query == report.stage("dense").per_query
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_power_pilot_from_an_eval_report(tmp_path: Path, version: int) -> None:
+    report = _fast_report()
+    path = tmp_path / "report.json"
+    doc = report.model_dump(mode="json") if version == 2 else _as_version_1(report)
+    path.write_text(json.dumps(doc))
+    pw = runner.invoke(app, ["power", "--pilot", str(path), "--candidate", "fusion", "-m",
+                             "nDCG@10", "--json"])
+    assert pw.exit_code == 0, pw.output
+    row = next(r for r in report.comparisons
+               if r.candidate == "fusion" and r.measure == "nDCG@10")
+    import numpy as np
+
+    assert json.loads(pw.stdout)["sd"] == pytest.approx(float(np.std(row.differences, ddof=1)))
+    shown = runner.invoke(app, ["power", "--pilot", str(path), "-m", "nDCG@10"])
+    assert shown.exit_code == 0 and "dense − bm25 on nDCG@10" in shown.stdout
+
+
+def test_config_errors_are_config_errors() -> None:
+    from rankproof import ConfigError
+
+    with pytest.raises(ConfigError, match="first stage must be bm25"):
+        EvalConfig(stages=("dense", "bm25")).check()
+    with pytest.raises(ConfigError, match="granularity"):
+        EvalConfig(granularity="page").check()  # type: ignore[arg-type]

@@ -10,8 +10,8 @@ import pytest
 from tests.retrieval._helpers import DOCS, QUERIES, TableEmbedder
 
 from rankproof import InputError
+from rankproof.data import tie_keys
 from rankproof.retrieval import DenseRetriever, HashingEmbedder, Retriever, exact_search
-from rankproof.retrieval._base import tie_keys
 
 
 def _brute_force(q: np.ndarray, d: np.ndarray, ids: list[str], k: int) -> list[list[str]]:

@@ -138,8 +138,8 @@ def test_duplicate_id_csv(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("text", "line", "field", "message"), [
-    ('{"id": "a", "query": "x"}\n{"id": "b", "query": \n', 2, None, "not valid JSON"),
-    ('["a", "x"]\n', 1, None, "must be a JSON object, found list"),
+    ('{"id": "a", "query": "x"}\n{"id": "b", "query": \n', 2, None, "invalid JSON: "),
+    ('["a", "x"]\n', 1, None, "expected a JSON object, found an array"),
     ('{"id": "a", "query": "x", "relevent": ["d"]}\n', 1, "relevent", "unknown key 'relevent'"),
     ('{"query": "x"}\n', 1, "id", "missing required key 'id'"),
     ('{"id": 12, "query": "x"}\n', 1, "id", "found int 12 (quote it)"),

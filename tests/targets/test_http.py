@@ -245,3 +245,21 @@ def test_constructor_validation(kwargs: dict[str, Any], message: str) -> None:
 def test_meta_keys_must_not_be_a_bare_string() -> None:
     with pytest.raises(TypeError, match="meta_keys"):
         HttpTarget("http://127.0.0.1:1/search", "svc", meta_keys="cost")
+
+
+@pytest.mark.parametrize(("steps", "status", "attempts"), [
+    ("503", 503, 2),
+    ("404", 404, 1),
+    ("drop", None, 2),
+    ("html", 200, None),
+])
+def test_target_errors_carry_case_target_status_and_attempts(
+    server: Any, steps: str, status: int | None, attempts: int | None
+) -> None:
+    step = {"503": server.reply(503, {"error": "down"}), "404": server.reply(404, {}),
+            "drop": server.drop(), "html": server.reply(200, raw=b"<html>", content_type="x")}
+    server.script(step[steps])
+    with HttpTarget(server.url, "svc") as target, pytest.raises(TargetError) as err:
+        target.invoke(CASE)
+    e = err.value
+    assert (e.case_id, e.target, e.status, e.attempts) == ("q-1", "svc", status, attempts)

@@ -267,3 +267,39 @@ def test_retriever_target_with_the_bm25_stage() -> None:
     r = target.invoke(Case(id="q", query="boil water advisory"))
     assert r.ranked_ids[0] == "boil"
     assert r.latency_ms >= 0
+
+
+def test_target_errors_name_case_and_target_as_attributes() -> None:
+    case = Case("q-7", "anything", relevant=("d1",))
+
+    def broken(c: Case) -> list[str]:
+        raise OSError("index offline")
+
+    for fn, fragment in ((broken, "the function raised OSError"),
+                         (lambda c: "d1", "expected a sequence of document ids"),
+                         (lambda c: {"ids": ["d1"], "score": 1}, "unknown key 'score'")):
+        with pytest.raises(TargetError, match=fragment) as err:
+            CallableTarget(fn, "svc").invoke(case)
+        e = err.value
+        assert (e.case_id, e.target, e.status, e.attempts) == ("q-7", "svc", None, None)
+    plain = TargetError("no case")
+    assert (plain.case_id, plain.target, plain.status, plain.attempts) == (None,) * 4
+    assert str(plain) == "no case"
+
+
+def test_bad_target_parameters_are_input_errors() -> None:
+    from rankproof.retrieval import BM25Retriever
+    from rankproof.targets import HttpTarget
+
+    with pytest.raises(InputError, match="a target needs a non-empty name") as err:
+        CallableTarget(lambda c: [], " ")
+    assert err.value.field == "name"
+    with pytest.raises(InputError, match="url must be an absolute") as err:
+        HttpTarget("ftp://x/y", "svc")
+    assert err.value.field == "url"
+    with pytest.raises(InputError, match="k must be a positive integer"):
+        RetrieverTarget(BM25Retriever(), "r", k=0)
+    with pytest.raises(InputError, match="latency_ms must be a finite number"):
+        TargetResponse(ranked_ids=("a",), latency_ms=-1.0)
+    with pytest.raises(InputError, match="a run needs a non-empty name"):
+        rankproof.targets.run("", CallableTarget(lambda c: [], "t"), [], ["RR"])

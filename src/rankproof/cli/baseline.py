@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
-from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.table import Table
 
 from rankproof.cli._app import app, err_console, error_boundary
+from rankproof.cli._runs import choices
+from rankproof.cli.gate import baseline_dir_option
 from rankproof.gate import (
-    DEFAULT_DIR,
     Baseline,
     list_baselines,
     load_baseline,
@@ -21,16 +21,20 @@ from rankproof.gate import (
     save_baseline,
 )
 from rankproof.harness import run_result_from_report
+from rankproof.report.console import make_console, plain, print_table
 
 baseline_app = typer.Typer(
     name="baseline", no_args_is_help=True,
     help="Save, list and show baselines: per-case rows that vs_baseline checks pair with.")
 app.add_typer(baseline_app, name="baseline")
 
+FORMATS = ("table", "json")
+"""``baseline list`` and ``baseline show`` print a Rich table or JSON."""
 
-class ShowFormat(StrEnum):
-    table = "table"
-    json = "json"
+if TYPE_CHECKING:
+    ShowFormat = str
+else:
+    ShowFormat = choices("ShowFormat", FORMATS)
 
 
 def _short(digest: str | None) -> str:
@@ -40,12 +44,12 @@ def _short(digest: str | None) -> str:
 @baseline_app.command("save")
 @error_boundary
 def save_command(
-    report: Path = typer.Argument(..., help="A rankproof eval report (JSON)."),
+    report: Path = typer.Argument(..., metavar="REPORT", help="A rankproof eval report (JSON)."),
     name: str = typer.Option(..., "--name", "-n", help="Baseline name (a safe file name)."),
     stage: str | None = typer.Option(None, "--stage",
                                      help="The stage to save (required when the report has "
                                           "several)."),
-    directory: Path = typer.Option(DEFAULT_DIR, "--dir", help="Where baselines live."),
+    directory: Path = baseline_dir_option(),
     force: bool = typer.Option(False, "--force", help="Replace an existing baseline."),
 ) -> None:
     """Save one stage of REPORT as baseline NAME."""
@@ -61,28 +65,29 @@ def save_command(
 @baseline_app.command("list")
 @error_boundary
 def list_command(
-    directory: Path = typer.Option(DEFAULT_DIR, "--dir", help="Where baselines live."),
-    fmt: ShowFormat = typer.Option(ShowFormat.table, "--format", "-f"),
+    directory: Path = baseline_dir_option(),
+    fmt: ShowFormat = typer.Option("table", "--format", "-f", help="Output format."),
 ) -> None:
     """List saved baselines."""
     found = list_baselines(directory)
-    if fmt is ShowFormat.json:
+    if str(fmt) == "json":
         typer.echo(json.dumps([{
             "name": b.name, "path": str(b.path), "created_at": b.created_at,
             "source": dict(b.source), "cases": len(b.result.rows),
             "provenance": b.result.provenance.to_dict()} for b in found], indent=2))
         return
     if not found:
-        err_console.print(f"no baselines in {directory}")
+        err_console.print(plain(f"no baselines in {directory}"))
         return
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     for col in ("name", "created", "from", "cases", "measures", "granularity", "judgments"):
         table.add_column(col)
     for b in found:
         p = b.result.provenance
-        table.add_row(b.name, b.created_at, _origin(b), str(len(b.result.rows)),
-                      ", ".join(p.measures), p.granularity or "—", _short(p.judgments_digest))
-    Console(highlight=False).print(table)
+        table.add_row(*(plain(cell) for cell in (
+            b.name, b.created_at, _origin(b), str(len(b.result.rows)), ", ".join(p.measures),
+            p.granularity or "—", _short(p.judgments_digest))))
+    print_table(make_console(), table)
 
 
 def _origin(b: Baseline) -> str:
@@ -95,17 +100,17 @@ def _origin(b: Baseline) -> str:
 @baseline_app.command("show")
 @error_boundary
 def show_command(
-    name: str = typer.Argument(..., help="Baseline NAME or PATH."),
-    directory: Path = typer.Option(DEFAULT_DIR, "--dir", help="Where baselines live."),
-    fmt: ShowFormat = typer.Option(ShowFormat.table, "--format", "-f"),
+    name: str = typer.Argument(..., metavar="NAME|PATH", help="Baseline NAME or PATH."),
+    directory: Path = baseline_dir_option(),
+    fmt: ShowFormat = typer.Option("table", "--format", "-f", help="Output format."),
 ) -> None:
     """Show a baseline: provenance and the mean of each per-case metric."""
     b = load_baseline(name, directory)
-    if fmt is ShowFormat.json:
+    if str(fmt) == "json":
         typer.echo(b.result.to_json())
         return
     p = b.result.provenance
-    console = Console(highlight=False)
+    console = make_console()
     info = Table(show_header=False, box=box.SIMPLE, pad_edge=False)
     info.add_column("field", style="bold")
     info.add_column("value")
@@ -115,7 +120,7 @@ def show_command(
                        ("judgments digest", p.judgments_digest or "—"),
                        ("corpus digest", p.corpus_digest or "—"),
                        ("tool version", p.tool_version)):
-        info.add_row(key, value)
+        info.add_row(key, plain(value))
     console.print(info)
     means = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     means.add_column("metric")
@@ -124,9 +129,9 @@ def show_command(
     for metric in b.result.metrics:
         scores = b.result.scores(metric)
         value = f"{b.result.mean(metric):.4f}" if scores else "—"
-        means.add_row(metric, value, str(len(scores)))
+        means.add_row(plain(metric), value, str(len(scores)))
     for metric, value_ in b.result.aggregates.items():
-        means.add_row(metric, f"{value_:.4f}", str(len(b.result.rows)))
-    console.print(means)
+        means.add_row(plain(metric), f"{value_:.4f}", str(len(b.result.rows)))
+    print_table(console, means)
     for note in b.result.notes:
-        console.print(f"note: {note}", markup=False)
+        console.print(plain(f"note: {note}"))

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -20,10 +20,12 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from rankproof._io import atomic_write
 from rankproof.cli._app import app, err_console, error_boundary
+from rankproof.cli._runs import choices, write_output
+from rankproof.corpus import COLLECTIONS
 from rankproof.harness import (
     DEFAULT_EVAL_MEASURES,
+    STAGES,
     EvalConfig,
     EvalInputs,
     EvalReport,
@@ -35,30 +37,26 @@ from rankproof.harness import (
 )
 from rankproof.measures import resolve_measures
 from rankproof.report.compare import comparison_compact_table, comparison_markdown
+from rankproof.report.console import make_console, plain, print_table
 
 DEFAULT_OUTPUT = Path("evals/results/latest.json")
 
 
-class Granularity(StrEnum):
-    chunk = "chunk"
-    document = "document"
+FORMATS = ("table", "json", "md")
+"""Output formats: Rich tables, the report as JSON, the comparison as Markdown."""
 
+_CONFIG_TYPES = typing.get_type_hints(EvalConfig)
 
-class CollectionName(StrEnum):
-    cranfield = "cranfield"
-    cisi = "cisi"
-    vaswani = "vaswani"
-
-
-class EmbedderOpt(StrEnum):
-    minilm = "minilm"
-    hashing = "hashing"
-
-
-class EvalFormat(StrEnum):
-    table = "table"
-    json = "json"
-    md = "md"
+if TYPE_CHECKING:
+    Granularity = str
+    CollectionName = str
+    EmbedderOpt = str
+    EvalFormat = str
+else:
+    Granularity = choices("Granularity", typing.get_args(_CONFIG_TYPES["granularity"]))
+    CollectionName = choices("CollectionName", COLLECTIONS)
+    EmbedderOpt = choices("EmbedderOpt", typing.get_args(_CONFIG_TYPES["embedder"]))
+    EvalFormat = choices("EvalFormat", FORMATS)
 
 
 def _inputs(corpus: Path | None, judgments: Path | None, collection: CollectionName | None,
@@ -66,28 +64,29 @@ def _inputs(corpus: Path | None, judgments: Path | None, collection: CollectionN
             chunk_size: int, overlap: int) -> EvalInputs:
     sources = sum(x is not None for x in (corpus, collection, beir))
     if sources > 1:
-        raise ValueError("give at most one of CORPUS_DIR, --collection, --beir")
-    g = granularity.value
+        raise typer.BadParameter("give at most one of CORPUS_DIR, --collection, --beir")
+    g = str(granularity)
     if collection is not None:
         if data_root is None:
-            raise ValueError("--collection needs --data-root (the folder holding "
-                             f"{collection.value}/)")
-        return collection_inputs(collection.value, data_root, g,  # type: ignore[arg-type]
+            raise typer.BadParameter("--collection needs --data-root (the folder holding "
+                                     f"{collection}/)", param_hint="'--data-root'")
+        return collection_inputs(str(collection), data_root, g,  # type: ignore[arg-type]
                                  chunk_size, overlap)
     if beir is not None:
         return beir_inputs(beir, split, g, chunk_size, overlap)  # type: ignore[arg-type]
     if corpus is not None:
         if judgments is None:
-            raise ValueError("CORPUS_DIR needs --judgments JUDGMENTS.jsonl")
+            raise typer.BadParameter("CORPUS_DIR needs --judgments JUDGMENTS.jsonl")
         return directory_inputs(corpus, judgments, g, chunk_size, overlap)  # type: ignore[arg-type]
     if judgments is not None:
-        raise ValueError("--judgments needs CORPUS_DIR")
+        raise typer.BadParameter("--judgments needs CORPUS_DIR")
     return golden_inputs(g, chunk_size, overlap)  # type: ignore[arg-type]
 
 
 def stage_table(report: EvalReport) -> Table:
-    table = Table(title=f"{report.inputs.name}: {report.inputs.scored_queries} scored queries, "
-                        f"{report.inputs.chunks} chunks, {report.inputs.granularity} granularity",
+    table = Table(title=plain(f"{report.inputs.name}: {report.inputs.scored_queries} scored "
+                              f"queries, {report.inputs.chunks} chunks, "
+                              f"{report.inputs.granularity} granularity"),
                   title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
                   collapse_padding=True, show_edge=False)
     table.add_column("stage", style="bold", no_wrap=True)
@@ -153,19 +152,21 @@ def _progress(quiet: bool, steps: int) -> Iterator[Callable[[str], None]]:
 @app.command("eval")
 @error_boundary
 def eval_command(
-    corpus: Path | None = typer.Argument(None, help="A directory of .txt/.md documents "
-                                                    "(default: the bundled golden corpus)."),
-    judgments: Path | None = typer.Option(None, "--judgments", "-j",
+    corpus: Path | None = typer.Argument(None, metavar="CORPUS_DIR",
+                                         help="A directory of .txt/.md documents (default: "
+                                              "the bundled golden corpus)."),
+    judgments: Path | None = typer.Option(None, "--judgments", "-j", metavar="PATH",
                                           help="Quote-anchored judgments (JSONL)."),
     collection: CollectionName | None = typer.Option(None, "--collection",
                                                      help="A classic test collection."),
-    data_root: Path | None = typer.Option(None, "--data-root",
+    data_root: Path | None = typer.Option(None, "--data-root", metavar="DIR",
                                           help="Folder holding the collection's folder."),
-    beir: Path | None = typer.Option(None, "--beir", help="Evaluate a BEIR folder directly."),
+    beir: Path | None = typer.Option(None, "--beir", metavar="DIR",
+                                     help="Evaluate a BEIR folder directly."),
     split: str = typer.Option("test", "--split", help="BEIR qrels split."),
-    stages: str = typer.Option("bm25,dense,fusion", "--stages",
-                               help="Comma-separated: bm25,dense,fusion,rerank (bm25 first)."),
-    measures: list[str] | None = typer.Option(None, "-m", "--measure",
+    stages: str = typer.Option("bm25,dense,fusion", "--stages", metavar="STAGE,...",
+                               help=f"Comma-separated: {','.join(STAGES)} (bm25 first)."),
+    measures: list[str] | None = typer.Option(None, "-m", "--measure", metavar="MEASURE",
                                               help="Measures (default R@1 R@5 R@10 RR@10 "
                                                    "nDCG@10)."),
     granularity: Granularity | None = typer.Option(
@@ -173,27 +174,28 @@ def eval_command(
     chunk_size: int = typer.Option(800, "--chunk-size", help="Chunk size in characters."),
     overlap: int = typer.Option(100, "--overlap", help="Chunk overlap in characters."),
     embedder: EmbedderOpt = typer.Option(
-        EmbedderOpt.minilm, "--embedder",
+        "minilm", "--embedder",
         help="minilm (all-MiniLM-L6-v2, offline) or hashing (a labelled test double)."),
-    rerank_model: Path | None = typer.Option(None, "--rerank-model",
+    rerank_model: Path | None = typer.Option(None, "--rerank-model", metavar="DIR",
                                              help="Local cross-encoder directory for rerank."),
-    resamples: int = typer.Option(10_000, "--resamples"),
+    resamples: int = typer.Option(10_000, "--resamples", metavar="N"),
     seed: int = typer.Option(0, "--seed"),
     alpha: float = typer.Option(0.05, "--alpha"),
-    output: Path | None = typer.Option(None, "-o", "--output",
+    output: Path | None = typer.Option(None, "-o", "--output", metavar="PATH",
                                        help=f"Also write the report here (always written to "
-                                            f"{DEFAULT_OUTPUT})."),
+                                            f"{DEFAULT_OUTPUT}); - is standard output."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and do nothing else."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress display."),
-    fmt: EvalFormat = typer.Option(EvalFormat.table, "--format", "-f"),
+    fmt: EvalFormat = typer.Option("table", "--format", "-f", help="Output format."),
 ) -> None:
     """Run BM25 / dense / fusion / rerank over a corpus and compare each with BM25."""
-    gran = granularity or (Granularity.document if collection is not None else Granularity.chunk)
+    gran = str(granularity) if granularity else ("document" if collection is not None
+                                                 else "chunk")
     config = EvalConfig(
         stages=tuple(s.strip() for s in stages.split(",") if s.strip()),
         measures=tuple(measures) if measures else DEFAULT_EVAL_MEASURES,
-        granularity=gran.value,
-        chunk_size=chunk_size, overlap=overlap, embedder=embedder.value,
+        granularity=gran,  # type: ignore[arg-type]
+        chunk_size=chunk_size, overlap=overlap, embedder=str(embedder),  # type: ignore[arg-type]
         rerank_model=str(rerank_model) if rerank_model else None,
         resamples=resamples, seed=seed, alpha=alpha,
     )
@@ -201,29 +203,30 @@ def eval_command(
     inputs = _inputs(corpus, judgments, collection, data_root, beir, split, gran, chunk_size,
                      overlap)
     outputs = [DEFAULT_OUTPUT] + ([output] if output is not None else [])
-    console = Console()
+    console = make_console()
     if dry_run:
-        console.print(_plan(inputs, config, outputs))
+        print_table(console, _plan(inputs, config, outputs))
         return
     with _progress(quiet, 2 * len(config.stages) + 1) as say:
         report, comparison = run_experiment(inputs, config, progress=say)
     text = report.model_dump_json(indent=2) + "\n"
     for path in outputs:
-        with atomic_write(path) as fh:
-            fh.write(text)
-    if fmt is EvalFormat.json:
+        write_output(path, text)
+    if str(fmt) == "json":
         typer.echo(text, nl=False)
-    elif fmt is EvalFormat.md:
+    elif str(fmt) == "md":
         if comparison is not None:
             typer.echo(comparison_markdown(comparison))
     else:
-        console.print(stage_table(report))
+        print_table(console, stage_table(report))
         if comparison is not None:
             console.print()
             table, notes = comparison_compact_table(comparison)
-            console.print(table)
+            print_table(console, table)
             for note in notes:
-                console.print(note, highlight=False)
+                console.print(plain(note))
     for cav in report.caveats:
-        err_console.print(f"[yellow]caveat:[/] {cav}")
-    err_console.print(f"report written to {', '.join(map(str, outputs))}")
+        line = plain("caveat:", style="yellow")
+        line.append_text(plain(f" {cav}"))
+        err_console.print(line)
+    err_console.print(plain(f"report written to {', '.join(map(str, outputs))}"))

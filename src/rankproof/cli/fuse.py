@@ -1,48 +1,95 @@
-"""``rankproof fuse``: combine TREC runs by rank (RRF) or by normalised score."""
+"""``rankproof fuse``: combine runs by rank (RRF) or by normalised score."""
 
 from __future__ import annotations
 
-from enum import StrEnum
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, get_args
 
 import typer
 
 from rankproof.cli._app import app, err_console, error_boundary
-from rankproof.data._trec import read_trec_run, write_trec_run
-from rankproof.retrieval import fuse
+from rankproof.cli._runs import (
+    STDIN,
+    DedupeChoice,
+    OrderChoice,
+    allow_extra_columns_option,
+    choices,
+    dedupe_option,
+    load_runs,
+    order_option,
+    runs_argument,
+)
+from rankproof.data import (
+    Format,
+    Run,
+    write_beir_run,
+    write_json_run,
+    write_jsonl_run,
+    write_msmarco_run,
+    write_trec_run,
+)
+from rankproof.report.console import plain
+from rankproof.retrieval import FusionMethod, Norm, fuse
 
+WRITERS: dict[str, Callable[[Run, Path, str], None]] = {
+    "trec": lambda run, path, tag: write_trec_run(run, path, tag=tag),
+    "beir": lambda run, path, tag: write_beir_run(run, path),
+    "json": lambda run, path, tag: write_json_run(run, path),
+    "jsonl": lambda run, path, tag: write_jsonl_run(run, path),
+    "msmarco": lambda run, path, tag: write_msmarco_run(run, path),
+}
+"""The library's run writer for each of its formats (the tag is TREC's sixth column)."""
 
-class FuseMethod(StrEnum):
-    rrf = "rrf"
-    combsum = "combsum"
-    combmnz = "combmnz"
-
-
-class NormOpt(StrEnum):
-    minmax = "minmax"
-    zscore = "zscore"
+if TYPE_CHECKING:
+    MethodChoice = str
+    NormChoice = str
+    RunFormat = str
+else:
+    MethodChoice = choices("MethodChoice", get_args(FusionMethod))
+    NormChoice = choices("NormChoice", get_args(Norm))
+    RunFormat = choices("RunFormat", tuple(f for f in get_args(Format) if f in WRITERS))
 
 
 @app.command("fuse")
 @error_boundary
 def fuse_command(
-    runs: list[Path] = typer.Argument(..., help="Two or more TREC runs."),
-    method: FuseMethod = typer.Option(FuseMethod.rrf, "--method"),
-    norm: NormOpt | None = typer.Option(None, "--norm",
-                                        help="Score normalisation for combsum/combmnz."),
+    runs: list[Path] = runs_argument("Two or more runs (TREC, BEIR TSV, JSON, JSONL, MS MARCO; "
+                                     ".gz ok; - for standard input)."),
+    method: MethodChoice = typer.Option("rrf", "--method", help="Fusion method."),
+    norm: NormChoice | None = typer.Option(None, "--norm",
+                                           help="Score normalisation for combsum/combmnz."),
     k: float = typer.Option(60, "-k", help="RRF constant: score = Σ 1/(k + rank)."),
-    depth: int = typer.Option(1000, "--depth", help="Documents read from each run per query."),
-    limit: int | None = typer.Option(None, "--limit", help="Documents kept per query."),
-    order: str = typer.Option("score", "--order",
-                              help="Rank each input by score (trec_eval) or by its rank column."),
+    depth: int = typer.Option(1000, "--depth", metavar="N",
+                              help="Documents read from each run per query."),
+    limit: int | None = typer.Option(None, "--limit", metavar="N",
+                                     help="Documents kept per query."),
+    order: OrderChoice = order_option(),
+    dedupe: DedupeChoice | None = dedupe_option(),
+    allow_extra_columns: bool = allow_extra_columns_option(),
     tag: str = typer.Option("rankproof-fusion", "--tag", help="Run tag written to OUT."),
-    output: Path = typer.Option(..., "-o", "--output", help="The fused run (TREC format)."),
+    output: Path = typer.Option(..., "-o", "--output", metavar="PATH",
+                                help="The fused run; - is standard output."),
+    fmt: RunFormat = typer.Option("trec", "--format", "-f", help="Format of the fused run."),
 ) -> None:
     """Fuse runs (RRF, CombSUM, CombMNZ) and write the result atomically."""
-    loaded = [read_trec_run(p) for p in runs]
-    fused = fuse(loaded, method.value, norm=norm.value if norm else None,
-                 k=k, depth=depth, limit=limit, name=tag,
-                 order=order)  # type: ignore[arg-type]
-    write_trec_run(fused, output, tag=tag)
-    err_console.print(f"fused {len(loaded)} runs ({method.value}) into {output}: "
-                      f"{len(fused)} rows, {len(fused.topics)} topics")
+    _, loaded = load_runs(None, runs, dedupe=dedupe, allow_extra_columns=allow_extra_columns)
+    fused = fuse(loaded, str(method), norm=str(norm) if norm else None,  # type: ignore[arg-type]
+                 k=k, depth=depth, limit=limit, name=tag, order=str(order))  # type: ignore[arg-type]
+    write = WRITERS[str(fmt)]
+    if str(output) == STDIN:
+        # The writers write files atomically; standard output gets the finished file.
+        with tempfile.TemporaryDirectory(prefix="rankproof-fuse-") as tmp:
+            path = Path(tmp) / "fused.run"
+            write(fused, path, tag)
+            with open(path, encoding="utf-8") as fh:
+                shutil.copyfileobj(fh, sys.stdout)
+        sys.stdout.flush()
+    else:
+        write(fused, output, tag)
+    where = "standard output" if str(output) == STDIN else str(output)
+    err_console.print(plain(f"fused {len(loaded)} runs ({method}) into {where}: "
+                            f"{len(fused)} rows, {len(fused.topics)} topics"))

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import os
-from enum import StrEnum
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
 
-from rankproof._io import atomic_write
 from rankproof.cli._app import EXIT_FAILED, app, err_console, error_boundary
+from rankproof.cli._runs import STDIN, choices, write_output
 from rankproof.gate import (
     DEFAULT_DIR,
     GateVerdict,
@@ -19,34 +19,42 @@ from rankproof.gate import (
     result_from_report,
     run_gate,
 )
+from rankproof.report.console import make_console, plain, print_table
 from rankproof.report.gate import verdict_lines, verdict_markdown, verdict_table
 from rankproof.report.junit import verdict_junit
 
 DEFAULT_REPORT = Path("evals/results/latest.json")
+FORMATS = ("table", "json", "md", "junit")
+"""What the gate prints on standard output: a Rich table, the verdict as JSON, the Markdown
+summary, or JUnit XML."""
+
+if TYPE_CHECKING:
+    GateFormat = str
+else:
+    GateFormat = choices("GateFormat", FORMATS)
 
 
-class GateFormat(StrEnum):
-    table = "table"
-    json = "json"
+def baseline_dir_option() -> Any:
+    """The one option naming the baselines folder (gate and every baseline command)."""
+    return typer.Option(DEFAULT_DIR, "--baseline-dir", metavar="DIR",
+                        help="Where named baselines live.")
 
 
 def write_outputs(verdict: GateVerdict, junit: Path | None, markdown: Path | None,
                   json_out: Path | None) -> list[str]:
-    """Write the requested files (atomically) and append to $GITHUB_STEP_SUMMARY if set."""
+    """Write the requested files (atomically; ``-`` is standard output) and append to
+    $GITHUB_STEP_SUMMARY if set."""
     written = []
-    if junit is not None:
-        with atomic_write(junit) as fh:
-            fh.write(verdict_junit(verdict))
-        written.append(f"JUnit XML: {junit}")
     md = verdict_markdown(verdict)
-    if markdown is not None:
-        with atomic_write(markdown) as fh:
-            fh.write(md)
-        written.append(f"Markdown: {markdown}")
-    if json_out is not None:
-        with atomic_write(json_out) as fh:
-            fh.write(verdict.to_json() + "\n")
-        written.append(f"JSON: {json_out}")
+    wanted: list[tuple[str, Path | None, Callable[[], str]]] = [
+        ("JUnit XML", junit, lambda: verdict_junit(verdict)),
+        ("Markdown", markdown, lambda: md),
+        ("JSON", json_out, lambda: verdict.to_json() + "\n")]
+    for label, path, text in wanted:
+        if path is not None:
+            write_output(path, text())
+            if str(path) != STDIN:
+                written.append(f"{label}: {path}")
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         # GitHub's contract is to append: other steps write to the same file.
@@ -56,40 +64,51 @@ def write_outputs(verdict: GateVerdict, junit: Path | None, markdown: Path | Non
     return written
 
 
+def render(verdict: GateVerdict, fmt: str) -> None:
+    """Print the verdict on standard output in ``fmt`` (one of `FORMATS`)."""
+    if fmt == "json":
+        typer.echo(verdict.to_json())
+    elif fmt == "md":
+        typer.echo(verdict_markdown(verdict), nl=False)
+    elif fmt == "junit":
+        typer.echo(verdict_junit(verdict), nl=False)
+    else:
+        console = make_console()
+        print_table(console, verdict_table(verdict))
+        for line in verdict_lines(verdict):
+            console.print(plain(line))
+
+
 @app.command("gate")
 @error_boundary
 def gate_command(
-    checks: Path = typer.Argument(..., help="Checks file (YAML)."),
-    report: Path = typer.Option(DEFAULT_REPORT, "--report", "-r",
+    checks: Path = typer.Argument(..., metavar="CHECKS", help="Checks file (YAML)."),
+    report: Path = typer.Option(DEFAULT_REPORT, "--report", "-r", metavar="PATH",
                                 help="A rankproof eval report (JSON)."),
     stage: str | None = typer.Option(None, "--stage",
                                      help="The report stage to check (required when the "
                                           "report has several)."),
-    baseline: str | None = typer.Option(None, "--baseline", "-b",
+    baseline: str | None = typer.Option(None, "--baseline", "-b", metavar="NAME|PATH",
                                         help="Baseline NAME (in --baseline-dir) or PATH, for "
                                              "vs_baseline checks."),
-    baseline_dir: Path = typer.Option(DEFAULT_DIR, "--baseline-dir",
-                                      help="Where named baselines live."),
-    junit: Path | None = typer.Option(None, "--junit", help="Write JUnit XML here."),
-    markdown: Path | None = typer.Option(None, "--markdown",
+    baseline_dir: Path = baseline_dir_option(),
+    junit: Path | None = typer.Option(None, "--junit", metavar="PATH",
+                                      help="Write JUnit XML here (- is standard output)."),
+    markdown: Path | None = typer.Option(None, "--markdown", metavar="PATH",
                                          help="Write a Markdown summary here (also appended "
                                               "to $GITHUB_STEP_SUMMARY when set)."),
-    json_out: Path | None = typer.Option(None, "--json", help="Write the verdict as JSON here."),
-    fmt: GateFormat = typer.Option(GateFormat.table, "--format", "-f"),
+    json_out: Path | None = typer.Option(None, "--json", metavar="PATH",
+                                         help="Write the verdict as JSON here."),
+    fmt: GateFormat = typer.Option("table", "--format", "-f",
+                                   help="What to print on standard output."),
 ) -> None:
     """Check a report against CHECKS: exit 0 pass, 1 a blocking check failed, 2 bad input."""
     result = result_from_report(report, stage)
     spec = load_checks(checks, known_case_ids=result.case_ids)
     base = load_baseline(baseline, baseline_dir) if baseline is not None else None
     verdict = run_gate(spec, result, base)
-    if fmt is GateFormat.json:
-        typer.echo(verdict.to_json())
-    else:
-        console = Console(highlight=False)
-        console.print(verdict_table(verdict))
-        for line in verdict_lines(verdict):
-            console.print(line, markup=False)
+    render(verdict, str(fmt))
     for line in write_outputs(verdict, junit, markdown, json_out):
-        err_console.print(f"wrote {line}", markup=False)
+        err_console.print(plain(f"wrote {line}"))
     if not verdict.passed:
         raise typer.Exit(EXIT_FAILED)

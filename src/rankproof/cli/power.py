@@ -10,14 +10,40 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from rankproof._errors import InputError
 from rankproof.cli._app import app, error_boundary
-from rankproof.compare._compare import pilot_deltas
+from rankproof.comparison import ComparisonRow, rows_from_document, select_row
 from rankproof.stats import DetectionTable, detection_table
 
 
 class PowerMethod(StrEnum):
     normal = "normal"
     simulated = "simulated"
+
+
+def _pilot_rows(path: Path) -> tuple[ComparisonRow, ...]:
+    """The comparison rows of a saved comparison, eval report (v1 or v2) or gate result."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("pilot file not found", path=str(path)) from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"cannot read the pilot as JSON: {exc}", path=str(path)) from None
+    try:
+        if isinstance(doc, dict) and doc.get("kind") == "rankproof.eval":
+            from pydantic import ValidationError
+
+            from rankproof.harness import EvalReport
+
+            try:
+                return tuple(EvalReport.model_validate(doc).comparisons)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                loc = ".".join(str(x) for x in first["loc"])
+                raise InputError(f"not a valid eval report ({loc}: {first['msg']})") from None
+        return rows_from_document(doc)
+    except InputError as exc:
+        raise InputError(exc.reason, path=str(path), field=exc.field) from None
 
 
 def detection_rich_table(table: DetectionTable, title: str) -> Table:
@@ -37,8 +63,9 @@ def detection_rich_table(table: DetectionTable, title: str) -> Table:
 @error_boundary
 def power(
     pilot: Path | None = typer.Option(
-        None, "--pilot", help="A comparison JSON (rankproof compare -o / --format json) whose "
-                              "per-query differences serve as the pilot."),
+        None, "--pilot", help="A comparison JSON (rankproof compare -o), an eval report or a "
+                              "gate result (--json) whose per-query differences serve as "
+                              "the pilot."),
     sd: float | None = typer.Option(None, "--sd", help="SD of per-query differences."),
     effects: list[float] | None = typer.Option(None, "--effect",
                                                help="Effect(s) to detect (default .02 .05 .10)."),
@@ -59,15 +86,15 @@ def power(
 ) -> None:
     """Detection rates for effects × query counts, and the queries needed for each effect."""
     if (pilot is None) == (sd is None):
-        raise ValueError("give exactly one of --pilot COMPARISON.json or --sd SD")
+        raise InputError("give exactly one of --pilot COMPARISON.json or --sd SD")
     if pilot is not None:
-        doc = json.loads(pilot.read_text(encoding="utf-8"))
-        cand, meas, deltas = pilot_deltas(doc, candidate=candidate, measure=measure)
-        source: object = deltas
-        title = f"Power from pilot: {cand} − {doc['baseline']} on {meas} ({len(deltas)} queries)"
+        row = select_row(_pilot_rows(pilot), candidate=candidate, measure=measure)
+        source: object = row.differences
+        title = (f"Power from pilot: {row.candidate} − {row.baseline} on {row.measure} "
+                 f"({row.result.n} queries)")
     else:
         if method is PowerMethod.simulated:
-            raise ValueError("--method simulated needs --pilot (it resamples pilot deltas)")
+            raise InputError("--method simulated needs --pilot (it resamples pilot deltas)")
         source = sd
         title = f"Power for SD of differences {sd:g}"
     result = detection_table(

@@ -6,6 +6,7 @@ Run and qrels formats are `rankproof.data`'s; a corpus reads its qrels through i
 
 from rankproof.corpus._beir_adapt import BeirAdaptation, adapt_beir
 from rankproof.corpus._collections import (
+    COLLECTIONS,
     Collection,
     golden_corpus,
     load_collection,
@@ -22,6 +23,7 @@ from rankproof.corpus._judgments import (
 )
 
 __all__ = [
+    "COLLECTIONS",
     "BeirAdaptation",
     "Chunk",
     "Collection",

@@ -57,6 +57,7 @@ from rankproof._errors import InputError
 from rankproof._io import PathLike
 from rankproof.corpus._corpus import is_encodable, normalise_text
 from rankproof.corpus._judgments import QUERY_ID_PATTERN
+from rankproof.data import Input, read_jsonl, read_qrels_rows
 
 DOC_SUFFIX = ".txt"
 _WINDOWS_RESERVED = frozenset(
@@ -132,22 +133,12 @@ def kebab_query_id(original: str) -> str:
 # -- reading ------------------------------------------------------------------
 
 
-def _read_lines(path: Path) -> list[str]:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+def _open(path: Path) -> Input:
+    """A BEIR file through the one text reader; a missing one says what a BEIR folder holds."""
+    if not path.exists():
         raise InputError("file not found; a BEIR folder needs corpus.jsonl, queries.jsonl "
-                         "and qrels/<split>.tsv", path=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=str(path)) from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"invalid UTF-8 ({exc.reason})", path=str(path),
-                         line=data[: exc.start].count(b"\n") + 1) from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    return [line.rstrip("\r") for line in text.split("\n")]
+                         "and qrels/<split>.tsv", path=str(path))
+    return Input.open(path)
 
 
 def _id_value(value: Any, path: Path, line: int) -> str:
@@ -159,22 +150,11 @@ def _id_value(value: Any, path: Path, line: int) -> str:
 
 def _read_jsonl(path: Path, need: tuple[str, ...]) -> list[tuple[int, dict[str, Any]]]:
     rows = []
-    for lineno, line in enumerate(_read_lines(path), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg} at column {exc.colno}", path=str(path),
-                             line=lineno) from None
-        if not isinstance(row, dict):
-            raise InputError("expected a JSON object", path=str(path), line=lineno)
+    for lineno, row in read_jsonl(_open(path)):
         for key in need:
             if key not in row:
                 raise InputError(f"missing key {key!r}", path=str(path), line=lineno, field=key)
         rows.append((lineno, row))
-    if not rows:
-        raise InputError("the file has no rows", path=str(path))
     return rows
 
 
@@ -239,26 +219,11 @@ def _read_split(
     path: Path, docs: dict[str, tuple[int, str]], queries: dict[str, tuple[int, str]]
 ) -> dict[str, dict[str, int]]:
     """Positive judgments ``{qid: {docid: score}}`` in file order; every row is checked."""
-    lines = _read_lines(path)
-    header = [f.strip() for f in lines[0].split("\t")] if lines else []
-    if header != ["query-id", "corpus-id", "score"]:
-        raise InputError(f"expected the header 'query-id<TAB>corpus-id<TAB>score', found "
-                         f"{lines[0][:60] if lines else ''!r}", path=str(path), line=1)
+    rows = read_qrels_rows(_open(path), format="beir", allow_empty=True)
     positives: dict[str, dict[str, int]] = {}
     seen: dict[tuple[str, str], int] = {}
-    for lineno, line in enumerate(lines[1:], start=2):
-        if not line.strip():
-            continue
-        parts = line.split("\t")
-        if len(parts) != 3:
-            raise InputError(f"expected 3 tab-separated fields, found {len(parts)}",
-                             path=str(path), line=lineno)
-        qid, docid, raw = parts[0], parts[1], parts[2].strip()
-        try:
-            score = int(raw)
-        except ValueError:
-            raise InputError(f"score must be an integer, found {raw!r}", path=str(path),
-                             line=lineno, field="score") from None
+    for qid, docid, score, lineno in zip(rows.qids, rows.docids, rows.rels, rows.lines,
+                                         strict=True):
         if qid not in queries:
             raise InputError(f"unknown query {qid!r} (not in queries.jsonl)", path=str(path),
                              line=lineno, field="query-id")

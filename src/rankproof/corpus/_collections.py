@@ -48,8 +48,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-import numpy as np
-
 from rankproof._errors import InputError
 from rankproof._io import PathLike
 from rankproof.corpus._corpus import (
@@ -60,7 +58,7 @@ from rankproof.corpus._corpus import (
     normalise_text,
 )
 from rankproof.corpus._judgments import QUERY_ID_PATTERN, Judgments, parse_judgments
-from rankproof.data._model import Qrels
+from rankproof.data import Input, Qrels, QrelsRows, read_qrels_rows
 
 CollectionName = Literal["cranfield", "cisi", "vaswani"]
 COLLECTIONS: tuple[CollectionName, ...] = ("cranfield", "cisi", "vaswani")
@@ -131,15 +129,8 @@ class Collection:
 
 
 def _read_text(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=str(path)) from None
-    try:
-        return normalise_text(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise InputError(f"invalid UTF-8 ({exc.reason})", path=str(path),
-                         line=data[: exc.start].count(b"\n") + 1) from None
+    """The file's text through the one text reader, line ends normalised."""
+    return normalise_text(Input.open(path).text())
 
 
 def _glasgow_records(
@@ -213,36 +204,22 @@ def _glasgow_text(fields: Mapping[str, str]) -> str:
     return "\n\n".join(p for p in (title, body) if p)
 
 
-class _QrelsRows:
-    """Qrels rows collected line by line, each document checked against the collection."""
+def _build_qrels(rows: QrelsRows) -> Qrels:
+    if not rows.qids:
+        raise InputError("the qrels have no rows", path=rows.source)
+    return rows.to_qrels()
 
-    def __init__(self, path: Path, docids: set[str]) -> None:
-        self.path, self.docids = path, docids
-        self.q: list[str] = []
-        self.d: list[str] = []
-        self.r: list[int] = []
-        self.lines: list[int] = []
 
-    def add(self, q: str, d: str, rel: int, lineno: int) -> None:
-        if d not in self.docids:
-            raise InputError(f"unknown document {d!r}", path=str(self.path), line=lineno,
+def _check_docs(rows: QrelsRows, docids: set[str]) -> None:
+    for d, lineno in zip(rows.docids, rows.lines, strict=True):
+        if d not in docids:
+            raise InputError(f"unknown document {d!r}", path=rows.source, line=lineno,
                              field="docid")
-        self.q.append(q)
-        self.d.append(d)
-        self.r.append(rel)
-        self.lines.append(lineno)
-
-    def build(self) -> Qrels:
-        if not self.q:
-            raise InputError("the qrels have no rows", path=str(self.path))
-        lines = self.lines
-        return Qrels.from_columns(self.q, self.d, np.array(self.r, dtype=np.int64),
-                                  source=str(self.path), locator=lambda row: lines[row])
 
 
 def _read_glasgow_qrels(path: Path, qids: set[str], docids: set[str],
                         grades: Mapping[int, int] | None) -> Qrels:
-    rows = _QrelsRows(path, docids)
+    rows = QrelsRows(str(path), [], [], [], [])
     for lineno, line in enumerate(_read_text(path).split("\n"), start=1):
         parts = line.split()
         if not parts:
@@ -268,8 +245,14 @@ def _read_glasgow_qrels(path: Path, qids: set[str], docids: set[str],
         if q not in qids:
             raise InputError(f"query {q!r} is not a query position in the queries file "
                              f"(1..{len(qids)})", path=str(path), line=lineno, field="qid")
-        rows.add(q, d, code, lineno)
-    return rows.build()
+        if d not in docids:
+            raise InputError(f"unknown document {d!r}", path=str(path), line=lineno,
+                             field="docid")
+        rows.qids.append(q)
+        rows.docids.append(d)
+        rows.rels.append(code)
+        rows.lines.append(lineno)
+    return _build_qrels(rows)
 
 
 def read_glasgow(
@@ -391,24 +374,14 @@ def read_trec_topics(path: PathLike) -> tuple[tuple[str, str], ...]:
 
 
 def _read_trec_qrels_checked(path: Path, qids: set[str], docids: set[str]) -> Qrels:
-    rows = _QrelsRows(path, docids)
-    for lineno, line in enumerate(_read_text(path).split("\n"), start=1):
-        parts = line.split()
-        if not parts:
-            continue
-        if len(parts) != 4:
-            raise InputError(f"expected 4 columns 'qid iter docno rel', found {len(parts)}",
-                             path=str(path), line=lineno)
-        q, _, d, r = parts
-        try:
-            rel = int(r)
-        except ValueError:
-            raise InputError(f"relevance must be an integer, found {r!r}", path=str(path),
-                             line=lineno, field="rel") from None
+    """TREC qrels, parsed by `rankproof.data`, each row checked against the collection."""
+    rows = read_qrels_rows(path, format="trec", allow_empty=True)
+    for q, lineno in zip(rows.qids, rows.lines, strict=True):
         if q not in qids:
-            raise InputError(f"unknown query {q!r}", path=str(path), line=lineno, field="qid")
-        rows.add(q, d, rel, lineno)
-    return rows.build()
+            raise InputError(f"unknown query {q!r}", path=rows.source, line=lineno,
+                             field="qid")
+    _check_docs(rows, docids)
+    return _build_qrels(rows)
 
 
 def read_vaswani(folder: PathLike) -> Collection:
@@ -474,11 +447,7 @@ def golden_corpus(
     for entry in sorted((e for e in (root / "docs").iterdir()
                          if e.is_file() and e.name.endswith(".md")
                          and not e.name.startswith(".")), key=lambda e: e.name):
-        try:
-            text = entry.read_bytes().decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(f"invalid UTF-8 ({exc.reason})",
-                             path=f"{GOLDEN_SOURCE}/docs/{entry.name}") from None
+        text = Input.from_bytes(entry.read_bytes(), f"{GOLDEN_SOURCE}/docs/{entry.name}").text()
         docs.append(Document(entry.name, normalise_text(text)))
     corpus = Corpus.from_documents(docs, chunk_size=chunk_size, overlap=overlap,
                                    source=GOLDEN_SOURCE)

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from rankproof._errors import InputError
 from rankproof._io import PathLike
+from rankproof.data import Input
 
 DEFAULT_CHUNK_SIZE = 800
 DEFAULT_OVERLAP = 100
@@ -299,12 +300,5 @@ def read_corpus(
         raise InputError("no .txt or .md documents found in the directory", path=str(root))
     docs = []
     for doc_id, path in sorted(files):
-        data = path.read_bytes()
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = data[: exc.start].count(b"\n") + 1
-            raise InputError(f"invalid UTF-8 ({exc.reason}) at byte offset {exc.start}",
-                             path=str(path), line=line) from None
-        docs.append(Document(doc_id, normalise_text(text)))
+        docs.append(Document(doc_id, normalise_text(Input.open(path).text())))
     return Corpus.from_documents(docs, chunk_size=chunk_size, overlap=overlap, source=str(root))

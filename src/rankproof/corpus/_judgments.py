@@ -36,14 +36,13 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, get_args
 
 from rankproof._errors import InputError
 from rankproof._io import PathLike, atomic_write
 from rankproof.corpus._corpus import Corpus, is_encodable
-from rankproof.data._model import Qrels
+from rankproof.data import Input, Qrels, read_jsonl
 
 Category = Literal["normal", "ambiguous", "no_answer", "adversarial"]
 Granularity = Literal["chunk", "document"]
@@ -350,53 +349,22 @@ def _json_type(value: Any) -> str:
     return type(value).__name__
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise ValueError(f"duplicate key {k!r}")
-        out[k] = v
-    return out
-
-
 def read_judgments(path: PathLike, corpus: Corpus) -> Judgments:
     """Read and validate a judgments JSONL file against ``corpus``.
 
-    UTF-8 (a BOM is tolerated); blank lines are skipped; a key repeated
-    within one object is an error (``json`` would silently keep the last).
+    Read through the project's one JSONL reader: UTF-8 (a BOM is tolerated,
+    gzip is read by content, ``-`` is standard input); blank lines are
+    skipped; a key repeated within one object is an error (``json`` would
+    silently keep the last).
     """
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read the judgments file: {exc.strerror}", path=str(p)) from None
-    return parse_judgments(data, corpus, source=str(p))
+    src = Input.open(path, what="the judgments file")
+    return _build(list(read_jsonl(src, allow_empty=True)), corpus, src.label)
 
 
 def parse_judgments(data: bytes, corpus: Corpus, *, source: str | None = None) -> Judgments:
     """Parse and validate judgments JSONL held in memory (see :func:`read_judgments`)."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"invalid UTF-8 ({exc.reason})", path=source,
-                         line=data[: exc.start].count(b"\n") + 1) from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    rows: list[tuple[int, Any]] = []
-    # Split on "\n" only: str.splitlines would also split on U+2028 and other
-    # separators that JSON allows unescaped inside strings.
-    for lineno, raw in enumerate(text.split("\n"), start=1):
-        if not raw.strip():
-            continue
-        try:
-            value = json.loads(raw, object_pairs_hook=_no_duplicate_keys)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg} at column {exc.colno}", path=source,
-                             line=lineno) from None
-        except ValueError as exc:  # a duplicate key, from the hook
-            raise InputError(f"invalid JSON object: {exc}", path=source, line=lineno) from None
-        rows.append((lineno, value))
-    return _build(rows, corpus, source)
+    src = Input.from_bytes(data, source if source is not None else "<judgments>")
+    return _build(list(read_jsonl(src, allow_empty=True)), corpus, source)
 
 
 def write_judgments(judgments: Judgments | Iterable[JudgedQuery], path: PathLike) -> None:

@@ -1,19 +1,24 @@
 """Data: `Run` and `Qrels`, their readers and writers for every supported format, and
 trec_eval's rank order (a property of a run, so it lives with the run).
 
+It also holds the project's one reader stack, which `rankproof.corpus` and
+the packages above use too: `Input` (bytes → gunzip by content → BOM →
+UTF-8 → lines; ``-`` for standard input), `read_jsonl` (one policy for JSON
+Lines) and `read_model` (JSON/YAML files validated by a pydantic model).
+
 Corpora, chunking, judgments and collections live in `rankproof.corpus`.
 """
 
 from rankproof.data._beir import read_beir_qrels, read_beir_run, write_beir_qrels, write_beir_run
+from rankproof.data._files import read_model
 from rankproof.data._frames import (
     qrels_from_arrow,
     qrels_from_pandas,
     run_from_arrow,
     run_from_pandas,
 )
+from rankproof.data._jsondoc import read_json_qrels, read_json_run
 from rankproof.data._jsonio import (
-    read_json_qrels,
-    read_json_run,
     read_jsonl_qrels,
     read_jsonl_run,
     write_json_qrels,
@@ -21,16 +26,47 @@ from rankproof.data._jsonio import (
     write_jsonl_qrels,
     write_jsonl_run,
 )
-from rankproof.data._load import Format, load_qrels, load_run, sniff_format
-from rankproof.data._model import Qrels, Run
-from rankproof.data._order import RankedOrder, ranked_order
-from rankproof.data._trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
+from rankproof.data._jsonl import read_jsonl
+from rankproof.data._load import (
+    QRELS_FORMATS,
+    RUN_FORMATS,
+    Format,
+    load_qrels,
+    load_run,
+    read_qrels_rows,
+    sniff_format,
+)
+from rankproof.data._memory import as_qrels, as_run
+from rankproof.data._model import Dedupe, Qrels, Run
+from rankproof.data._msmarco import read_msmarco_run, write_msmarco_run
+from rankproof.data._order import Order, RankedOrder, ranked_order, tie_keys, top_k
+from rankproof.data._strings import arrow_indices, to_numpy, to_numpy_filled
+from rankproof.data._text import STDIN, ExtraColumns, Input, default_run_name
+from rankproof.data._trec import (
+    QrelsRows,
+    read_trec_qrels,
+    read_trec_run,
+    write_trec_qrels,
+    write_trec_run,
+)
 
 __all__ = [
+    "QRELS_FORMATS",
+    "RUN_FORMATS",
+    "STDIN",
+    "Dedupe",
+    "ExtraColumns",
     "Format",
+    "Input",
+    "Order",
     "Qrels",
+    "QrelsRows",
     "RankedOrder",
     "Run",
+    "arrow_indices",
+    "as_qrels",
+    "as_run",
+    "default_run_name",
     "load_qrels",
     "load_run",
     "qrels_from_arrow",
@@ -40,19 +76,28 @@ __all__ = [
     "read_beir_run",
     "read_json_qrels",
     "read_json_run",
+    "read_jsonl",
     "read_jsonl_qrels",
     "read_jsonl_run",
+    "read_model",
+    "read_msmarco_run",
+    "read_qrels_rows",
     "read_trec_qrels",
     "read_trec_run",
     "run_from_arrow",
     "run_from_pandas",
     "sniff_format",
+    "tie_keys",
+    "to_numpy",
+    "to_numpy_filled",
+    "top_k",
     "write_beir_qrels",
     "write_beir_run",
     "write_json_qrels",
     "write_json_run",
     "write_jsonl_qrels",
     "write_jsonl_run",
+    "write_msmarco_run",
     "write_trec_qrels",
     "write_trec_run",
 ]

@@ -20,44 +20,31 @@ header name.
 
 from __future__ import annotations
 
-from typing import Literal
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from rankproof._errors import InputError
-from rankproof._io import PathLike, atomic_write, is_gzip
-from rankproof.data._jsonio import default_run_name, line_locator, read_text, split_lines
+from rankproof._io import PathLike, atomic_write
 from rankproof.data._model import Dedupe, Qrels, Run
 from rankproof.data._strings import find_bytes
-from rankproof.data._trec import _parse_float, _parse_int
-
-ExtraColumns = Literal["error", "ignore"]
+from rankproof.data._text import ExtraColumns, Input, default_run_name, line_locator, strip_bom
+from rankproof.data._trec import QrelsRows, _parse_float, _parse_int
 
 BEIR_HEADER = ("query-id", "corpus-id", "score")
-_BOM = b"\xef\xbb\xbf"
 
 
 def is_beir_header(line: bytes | str) -> bool:
     """Whether ``line`` (the first line of a file) is BEIR's qrels header."""
     if isinstance(line, bytes):
-        if line.startswith(_BOM):
-            line = line[len(_BOM):]
-        line = line.decode("utf-8", errors="replace")
+        line = strip_bom(line).decode("utf-8", errors="replace")
     fields = [f.strip() for f in line.rstrip("\r\n").split("\t")]
     return tuple(fields[:3]) == BEIR_HEADER
 
 
-def sniff_beir(path: PathLike) -> bool:
-    """Whether the file (gzip or not) starts with BEIR's header line."""
-    if is_gzip(path):
-        import gzip
-
-        with gzip.open(path, "rb") as fh:
-            return is_beir_header(fh.readline(1 << 12))
-    with open(path, "rb") as fh:
-        return is_beir_header(fh.readline(1 << 12))
+def sniff_beir(path: PathLike | Input) -> bool:
+    """Whether the input (gzip or not) starts with BEIR's header line."""
+    return is_beir_header(Input.open(path).first_line(1 << 12))
 
 
 def _field_at(raw: bytes, col: int) -> str | None:
@@ -67,13 +54,14 @@ def _field_at(raw: bytes, col: int) -> str | None:
 
 
 def _rows(
-    path: PathLike, extra: ExtraColumns
+    src: Input, extra: ExtraColumns, *, allow_empty: bool = False
 ) -> tuple[list[str], list[str], list[str], list[int]]:
     """Split a BEIR TSV into id, id and score text columns plus line numbers."""
-    source = str(path)
+    source = src.label
     if extra not in ("error", "ignore"):
-        raise ValueError(f"extra_columns must be 'error' or 'ignore', got {extra!r}")
-    lines = split_lines(read_text(path, _field_at))
+        raise InputError(f"extra_columns must be 'error' or 'ignore', got {extra!r}",
+                         field="extra_columns")
+    lines = src.lines(_field_at)
     if not any(line.strip() for line in lines):
         raise InputError("the file is empty", path=source)
     header = lines[0]
@@ -104,40 +92,44 @@ def _rows(
         docids.append(parts[1])
         scores.append(parts[2])
         linenos.append(lineno)
-    if not qids:
+    if not qids and not allow_empty:
         raise InputError("the file has a header but no data lines", path=source)
     return qids, docids, scores, linenos
 
 
-def read_beir_qrels(path: PathLike, *, dedupe: Dedupe | None = None) -> Qrels:
-    """Read BEIR qrels (``query-id<TAB>corpus-id<TAB>score``, header required).
-
-    The score is the relevance label and must be an integer, as BEIR's loader
-    (``int(row[2])``) requires. ``.gz`` files are read by content.
-    """
-    source = str(path)
-    qids, docids, texts, lines = _rows(path, "error")
-    rels = np.empty(len(texts), dtype=np.int64)
+def beir_qrels_rows(src: Input, *, allow_empty: bool = False) -> QrelsRows:
+    """The one parse of BEIR qrels: rows with their lines (see `QrelsRows`)."""
+    qids, docids, texts, lines = _rows(src, "error", allow_empty=allow_empty)
+    rels: list[int] = []
     for i, text in enumerate(texts):
         value = _parse_int(text.strip())
         if value is None:
-            raise InputError(f"score (the relevance label) must be an integer, found {text!r}",
-                             path=source, line=lines[i], field="score")
-        rels[i] = value
-    return Qrels.from_columns(qids, docids, rels, source=source, dedupe=dedupe,
-                              locator=line_locator(lines))
+            raise InputError(f"score must be an integer, found {text!r} (it is the relevance "
+                             "label)", path=src.label, line=lines[i], field="score")
+        rels.append(value)
+    return QrelsRows(src.label, qids, docids, rels, lines)
+
+
+def read_beir_qrels(path: PathLike | Input, *, dedupe: Dedupe | None = None) -> Qrels:
+    """Read BEIR qrels (``query-id<TAB>corpus-id<TAB>score``, header required).
+
+    The score is the relevance label and must be an integer, as BEIR's loader
+    (``int(row[2])``) requires. Gzip is read by content; ``-`` reads stdin.
+    """
+    return beir_qrels_rows(Input.open(path)).to_qrels(dedupe=dedupe)
 
 
 def read_beir_run(
-    path: PathLike,
+    path: PathLike | Input,
     *,
     name: str | None = None,
     dedupe: Dedupe | None = None,
     extra_columns: ExtraColumns = "error",
 ) -> Run:
     """Read a run in the BEIR TSV layout: the qrels header, float scores."""
-    source = str(path)
-    qids, docids, texts, lines = _rows(path, extra_columns)
+    src = Input.open(path)
+    source = src.label
+    qids, docids, texts, lines = _rows(src, extra_columns)
     scores = np.empty(len(texts), dtype=np.float64)
     for i, text in enumerate(texts):
         value = _parse_float(text.strip())
@@ -149,7 +141,7 @@ def read_beir_run(
                              line=lines[i], field="score")
         scores[i] = value
     return Run.from_columns(
-        qids, docids, scores, name=name if name is not None else default_run_name(path),
+        qids, docids, scores, name=name if name is not None else default_run_name(source),
         source=source, dedupe=dedupe, locator=line_locator(lines),
     )
 

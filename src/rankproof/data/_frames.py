@@ -6,7 +6,8 @@ The other direction is ``Run.to_pandas()`` / ``to_arrow()`` (and the same on
 ======== ================================= ==================
 role     accepted names                    from
 ======== ================================= ==================
-qid      ``qid``, ``query_id``, ``query-id`` rankproof, ir_measures, BEIR
+qid      ``qid``, ``query_id``, ``query-id``, rankproof, ir_measures, BEIR,
+         ``q_id``                          ranx
 docid    ``docid``, ``doc_id``, ``corpus-id`` rankproof, ir_measures, BEIR
 score    ``score``                         all three (runs)
 rank     ``rank`` (optional)               TREC
@@ -38,7 +39,7 @@ from rankproof.data._strings import to_numpy
 # Per role: groups of accepted names, in order of preference. Two names from
 # one group present at once is ambiguous; a later group is only consulted
 # when no earlier one matched (BEIR's qrels call the label "score").
-_QID = (("qid", "query_id", "query-id"),)
+_QID = (("qid", "query_id", "query-id", "q_id"),)
 _DOCID = (("docid", "doc_id", "corpus-id"),)
 _SCORE = (("score",),)
 _RANK = (("rank",),)

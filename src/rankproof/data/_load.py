@@ -1,78 +1,108 @@
-"""One entry point per kind of file: `load_run` and `load_qrels`.
+"""One entry point per kind of input: `load_run` and `load_qrels`.
 
 The CLI and the harness call these instead of picking a reader themselves,
 so that every command accepts the same formats and names them the same way.
-The format comes from ``format=`` when given, otherwise from the file name:
+The input is a path, ``-`` (standard input, read once) or an object already
+in memory (see `as_run` / `as_qrels`). The format comes from ``format=``
+when given, otherwise from the file name and, where the name leaves it
+open, from the first data line:
 
-========================== =========
-name (``.gz`` stripped)    format
-========================== =========
-``*.json``                 json
-``*.jsonl``, ``*.ndjson``  jsonl
-``*.tsv`` with BEIR header beir
-anything else              trec
-========================== =========
+=========================== ============================================
+name (``.gz`` stripped)     format
+=========================== ============================================
+``*.json``                  json
+``*.jsonl``, ``*.ndjson``   jsonl
+``*.tsv`` with BEIR header  beir
+``*.tsv``, ``*.txt`` whose  msmarco (runs only: ``qid docid rank``)
+first data line has three
+fields, the third an integer
+``-`` (standard input)      by content: ``{`` → json or jsonl, BEIR
+                            header → beir, three fields → msmarco,
+                            otherwise trec
+anything else               trec
+=========================== ============================================
 
-Only ``.tsv`` looks inside the file: BEIR and TREC both use that suffix, and
-the BEIR header tells them apart. Compression is always detected by content.
+Compression is always detected by content, never by the name.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Literal, get_args
+import json
+import os
+from typing import Any, Literal, get_args
 
 from rankproof._errors import InputError
 from rankproof._io import PathLike
-from rankproof.data._beir import read_beir_qrels, read_beir_run, sniff_beir
-from rankproof.data._jsonio import (
-    read_json_qrels,
-    read_json_run,
-    read_jsonl_qrels,
-    read_jsonl_run,
-)
+from rankproof.data._beir import beir_qrels_rows, is_beir_header, read_beir_qrels, read_beir_run
+from rankproof.data._jsondoc import read_json_qrels, read_json_run
+from rankproof.data._jsonio import read_jsonl_qrels, read_jsonl_run
+from rankproof.data._memory import as_qrels, as_run
 from rankproof.data._model import Dedupe, Qrels, Run
-from rankproof.data._trec import ExtraColumns, read_trec_qrels, read_trec_run
+from rankproof.data._msmarco import is_msmarco_line, read_msmarco_run
+from rankproof.data._text import ExtraColumns, Input
+from rankproof.data._trec import QrelsRows, read_trec_qrels, read_trec_run, trec_qrels_rows
 
-Format = Literal["trec", "beir", "json", "jsonl"]
-FORMATS: tuple[str, ...] = get_args(Format)
-
-
-def _check_path(path: PathLike) -> Path:
-    """Turn the two commonest path mistakes into an `InputError` (CLI exit code 2)."""
-    p = Path(path)
-    if not p.exists():
-        raise InputError("no such file", path=str(path))
-    if p.is_dir():
-        raise InputError("is a directory, expected a file", path=str(path))
-    return p
+Format = Literal["trec", "beir", "json", "jsonl", "msmarco"]
+#: Every format `load_run` reads (the CLI builds ``--format`` choices from it).
+RUN_FORMATS: tuple[Format, ...] = get_args(Format)
+#: Every format `load_qrels` reads (MS MARCO's qrels are TREC qrels).
+QRELS_FORMATS: tuple[Format, ...] = ("trec", "beir", "json", "jsonl")
+FORMATS = RUN_FORMATS
 
 
-def sniff_format(path: PathLike) -> Format:
-    """The format a file's name (and, for ``.tsv``, its first line) says it has."""
-    name = Path(path).name.lower()
+def _sniff_content(src: Input) -> Format:
+    """The format the first data line of an unnamed input says it has."""
+    line = src.first_data_line()
+    if line.startswith(b"{"):
+        try:
+            first = json.loads(line)
+        except (ValueError, RecursionError):
+            return "json"  # a document spread over several lines
+        if isinstance(first, dict) and first and not any(
+                isinstance(v, dict) for v in first.values()):
+            return "jsonl"
+        return "json"
+    if is_beir_header(src.first_line()):
+        return "beir"
+    if is_msmarco_line(line):
+        return "msmarco"
+    return "trec"
+
+
+def sniff_format(path: PathLike | Input) -> Format:
+    """The format a file's name (and, where needed, its first line) says it has."""
+    src = Input.open(path)
+    if src.path is None:
+        return _sniff_content(src)
+    name = src.path.name.lower()
     if name.endswith(".gz"):
         name = name[:-3]
     if name.endswith((".jsonl", ".ndjson")):
         return "jsonl"
     if name.endswith(".json"):
         return "json"
-    if name.endswith(".tsv") and sniff_beir(path):
+    if name.endswith(".tsv") and is_beir_header(src.first_line(1 << 12)):
         return "beir"
+    if name.endswith((".tsv", ".txt")) and is_msmarco_line(src.first_data_line()):
+        return "msmarco"
     return "trec"
 
 
-def _resolve_format(path: PathLike, format: str | None) -> Format:
+def _resolve_format(src: Input, format: str | None, allowed: tuple[Format, ...]) -> Format:
     if format is None:
-        return sniff_format(path)
-    if format not in FORMATS:
-        raise InputError(f"unknown format {format!r}; expected one of {list(FORMATS)}",
+        return sniff_format(src)
+    if format not in allowed:
+        raise InputError(f"unknown format {format!r}; expected one of {list(allowed)}",
                          field="format")
-    return format  # type: ignore[return-value]
+    return format
+
+
+def _is_path(obj: Any) -> bool:
+    return isinstance(obj, str | os.PathLike | Input)
 
 
 def load_run(
-    path: PathLike,
+    path: PathLike | Any,
     *,
     format: Format | None = None,
     name: str | None = None,
@@ -81,33 +111,67 @@ def load_run(
 ) -> Run:
     """Read a run in any supported format (see the module docstring).
 
-    ``name`` defaults to the file name without ``.gz`` and its format suffix.
-    ``extra_columns="ignore"`` accepts trailing TREC/BEIR columns and unknown
-    JSONL keys; the JSON document format has no extra columns to ignore.
-    ``dedupe`` keeps the first or highest-scoring of duplicate (qid, docid)
-    rows, which are otherwise an error.
+    ``path`` may also be a `Run`, a ``{qid: {docid: score}}`` dict, a pandas
+    DataFrame or a pyarrow Table (see `as_run`). ``name`` defaults to the
+    file name without ``.gz`` and its format suffix (``stdin`` for ``-``).
+    ``extra_columns="ignore"`` accepts trailing TREC/BEIR/MS MARCO columns
+    and unknown JSONL keys; the JSON document format has no extra columns to
+    ignore. ``dedupe`` keeps the first or highest-scoring of duplicate
+    (qid, docid) rows, which are otherwise an error.
     """
-    p = _check_path(path)
-    fmt = _resolve_format(p, format)
+    if not _is_path(path):
+        return as_run(path, name=name, dedupe=dedupe)
+    src = Input.open(path)
+    fmt = _resolve_format(src, format, RUN_FORMATS)
     if fmt == "trec":
-        return read_trec_run(path, name=name, dedupe=dedupe, extra_columns=extra_columns)
+        return read_trec_run(src, name=name, dedupe=dedupe, extra_columns=extra_columns)
     if fmt == "beir":
-        return read_beir_run(path, name=name, dedupe=dedupe, extra_columns=extra_columns)
+        return read_beir_run(src, name=name, dedupe=dedupe, extra_columns=extra_columns)
+    if fmt == "msmarco":
+        return read_msmarco_run(src, name=name, dedupe=dedupe, extra_columns=extra_columns)
     if fmt == "json":
-        return read_json_run(path, name=name, dedupe=dedupe)
-    return read_jsonl_run(path, name=name, dedupe=dedupe, extra_columns=extra_columns)
+        return read_json_run(src, name=name, dedupe=dedupe)
+    return read_jsonl_run(src, name=name, dedupe=dedupe, extra_columns=extra_columns)
 
 
 def load_qrels(
-    path: PathLike, *, format: Format | None = None, dedupe: Dedupe | None = None
+    path: PathLike | Any, *, format: Format | None = None, dedupe: Dedupe | None = None
 ) -> Qrels:
-    """Read qrels in any supported format (see the module docstring)."""
-    p = _check_path(path)
-    fmt = _resolve_format(p, format)
-    if fmt == "trec":
-        return read_trec_qrels(path, dedupe=dedupe)
+    """Read qrels in any supported format (see the module docstring).
+
+    ``path`` may also be a `Qrels`, a ``{qid: {docid: rel}}`` dict, a pandas
+    DataFrame or a pyarrow Table (see `as_qrels`).
+    """
+    if not _is_path(path):
+        return as_qrels(path, dedupe=dedupe)
+    src = Input.open(path)
+    fmt = _resolve_format(src, format, QRELS_FORMATS)
+    if fmt in ("trec", "msmarco"):  # a three-column file is a malformed TREC qrels file
+        return read_trec_qrels(src, dedupe=dedupe)
     if fmt == "beir":
-        return read_beir_qrels(path, dedupe=dedupe)
+        return read_beir_qrels(src, dedupe=dedupe)
     if fmt == "json":
-        return read_json_qrels(path, dedupe=dedupe)
-    return read_jsonl_qrels(path, dedupe=dedupe)
+        return read_json_qrels(src, dedupe=dedupe)
+    return read_jsonl_qrels(src, dedupe=dedupe)
+
+
+def read_qrels_rows(
+    path: PathLike | Input,
+    *,
+    format: Literal["trec", "beir"] = "trec",
+    allow_empty: bool = False,
+) -> QrelsRows:
+    """The parsed rows of a TREC or BEIR qrels file, each with its line (`QrelsRows`).
+
+    For readers that check qrels against something else first (a collection's
+    documents and queries) and must name the line of a stray row; everyone
+    else wants `load_qrels`. ``allow_empty`` returns no rows instead of
+    raising for a file with no data lines.
+    """
+    src = Input.open(path)
+    if format == "trec":
+        return trec_qrels_rows(src, allow_empty=allow_empty)
+    if format == "beir":
+        return beir_qrels_rows(src, allow_empty=allow_empty)
+    raise InputError(f"unknown format {format!r}; expected 'trec' or 'beir'", field="format")
+

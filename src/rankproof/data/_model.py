@@ -236,7 +236,8 @@ class Run:
         return len(self.scores)
 
     def __repr__(self) -> str:
-        return f"Run(name={self.name!r}, rows={len(self)}, topics={len(self.qid_vocab)})"
+        t, n = len(self.qid_vocab), len(self)
+        return f"Run({self.name!r}, {t:,} topic{'s' * (t != 1)}, {n:,} row{'s' * (n != 1)})"
 
     @property
     def topics(self) -> list[str]:
@@ -312,7 +313,7 @@ def _dedupe_mask(
         agg = table.group_by(["q", "d"], use_threads=False).aggregate([("row", "first")])
         rows = to_numpy(agg.column("row_first"))
     else:
-        raise ValueError(f"dedupe must be 'first' or 'max', got {how!r}")
+        raise InputError(f"dedupe must be 'first' or 'max', got {how!r}", field="dedupe")
     keep = np.zeros(len(scores), dtype=bool)
     keep[rows] = True
     return keep
@@ -428,7 +429,8 @@ class Qrels:
         return len(self.rels)
 
     def __repr__(self) -> str:
-        return f"Qrels(rows={len(self)}, topics={len(self.qid_vocab)})"
+        t, n = len(self.qid_vocab), len(self)
+        return f"Qrels({t:,} topic{'s' * (t != 1)}, {n:,} judgment{'s' * (n != 1)})"
 
     @property
     def topics(self) -> list[str]:

@@ -12,9 +12,10 @@ their docids looked at.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -78,7 +79,7 @@ class RankedOrder:
 def ranked_order(run: Run, order: Order = "score") -> RankedOrder:
     """Compute (or confirm) trec_eval's ranking of ``run``; see the module docstring."""
     if order not in ("score", "rank"):
-        raise ValueError(f"order must be 'score' or 'rank', got {order!r}")
+        raise InputError(f"order must be 'score' or 'rank', got {order!r}", field="order")
     q = run.qid_codes
     s = run.scores
     n = len(s)
@@ -141,3 +142,48 @@ def _break_ties(
     out = np.arange(n, dtype=np.int64) if rows is None else rows.copy()
     out[slots] = slot_rows[within]
     return out
+
+
+def tie_keys(ids: Sequence[str]) -> npt.NDArray[np.int64]:
+    """``key[i]`` = position of ``ids[i]`` when all ids are sorted byte-wise **descending**.
+
+    The same tie rule as `ranked_order`, for code that ranks arrays of scores
+    over a fixed id list (retrieval's top-k, fusion, rerank) rather than a `Run`.
+
+    Sorting by ``(-score, key)`` ascending is trec_eval's order: score
+    descending, ties broken by docid descending. (For UTF-8, code-point order
+    equals byte order, so Python's ``str`` comparison is the byte-wise one.)
+    """
+    order = sorted(range(len(ids)), key=ids.__getitem__, reverse=True)
+    keys = np.empty(len(ids), dtype=np.int64)
+    keys[np.asarray(order, dtype=np.int64)] = np.arange(len(ids), dtype=np.int64)
+    return keys
+
+
+def top_k(
+    scores: npt.NDArray[np.floating[Any]],
+    k: int,
+    keys: npt.NDArray[np.int64],
+    *,
+    positive_only: bool = False,
+) -> npt.NDArray[np.int64]:
+    """Indices of the ``k`` best entries of ``scores``, best first, in trec_eval's order.
+
+    ``keys`` comes from :func:`tie_keys`. Selection is ``argpartition`` (linear
+    time) followed by a stable sort of the candidates only; every entry tied
+    with the k-th score stays a candidate, so which tied documents make the
+    cut is decided by the tie rule and not by the partition's internals.
+    ``positive_only`` drops entries whose score is not > 0 (BM25: documents
+    sharing no term with the query are not retrieved, as in Lucene).
+    """
+    n = len(scores)
+    if k < n:
+        part = np.argpartition(-scores, k - 1)[:k]
+        threshold = scores[part].min()
+        cand = np.flatnonzero(scores >= threshold)
+    else:
+        cand = np.arange(n, dtype=np.int64)
+    if positive_only:
+        cand = cand[scores[cand] > 0]
+    order = np.lexsort((keys[cand], -scores[cand]))
+    return cand[order[:k]].astype(np.int64, copy=False)

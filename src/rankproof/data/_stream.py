@@ -20,6 +20,8 @@ no faster on a loaded two-core machine.)
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pa_csv
@@ -33,18 +35,24 @@ _NUMBERS: dict[pa.DataType, type[np.generic]] = {pa.int64(): np.int64, pa.float6
 _DICTIONARY = pa.dictionary(pa.int32(), pa.string())
 
 
-def plain_scan(path: str, delimiter: str, block: int = 1 << 20) -> int | None:
-    """The file's size if it is plain (see the module docstring), else None.
+def plain_scan(source: str | bytes, delimiter: str, block: int = 1 << 20) -> int | None:
+    """The size of the file (a path) or bytes if plain (see the module docstring), else None.
 
     One pass in 1 MiB blocks; ``bytes.isascii`` and ``in`` run at memory
     speed: well under a tenth of a second for a 7-million-line run.
     """
     allowed = b"\r\n" + delimiter.encode()
     foreign = [bytes((b,)) for b in WHITESPACE + b"\x00" if b not in allowed]
+
+    def plain(chunk: bytes) -> bool:
+        return chunk.isascii() and not any(f in chunk for f in foreign)
+
+    if isinstance(source, bytes):
+        return len(source) if plain(source) else None
     size = 0
-    with open(path, "rb") as fh:
+    with open(source, "rb") as fh:
         while chunk := fh.read(block):
-            if not chunk.isascii() or any(f in chunk for f in foreign):
+            if not plain(chunk):
                 return None
             size += len(chunk)
     return size
@@ -123,7 +131,7 @@ class _Writer:
 
 
 def read_table(
-    path: str, size: int, n_columns: int, read_options: pa_csv.ReadOptions,
+    source: Any, size: int, n_columns: int, read_options: pa_csv.ReadOptions,
     parse_options: pa_csv.ParseOptions, convert_options: pa_csv.ConvertOptions,
 ) -> pa.Table | None:
     """The file as a table with one chunk per column, or None to use ``read_csv``.
@@ -138,7 +146,7 @@ def read_table(
     if size >= 2**31:
         return None
     cap = size // (2 * n_columns) + 1
-    reader = pa_csv.open_csv(path, read_options=read_options, parse_options=parse_options,
+    reader = pa_csv.open_csv(source, read_options=read_options, parse_options=parse_options,
                              convert_options=convert_options)
     supported = (*_NUMBERS, pa.string(), _DICTIONARY)
     if any(f.type not in supported for f in reader.schema):

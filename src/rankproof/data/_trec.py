@@ -12,15 +12,20 @@ Two paths read the same format:
 The fast path never reports an error itself: anything unexpected (a parse
 failure, a validation failure, a comment line) sends the file down the
 careful path, which either succeeds or raises the precise `InputError`.
+
+Both get their input from the one text reader (`Input`): gzip by content,
+a BOM dropped, ``-`` for standard input. The fast path streams a file on
+disk through Arrow; bytes already in memory (standard input) go through
+Arrow from memory. The careful path reads the text the reader decoded.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, Literal
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -28,18 +33,21 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 from rankproof._errors import InputError
-from rankproof._io import PathLike, atomic_write, is_gzip, read_bytes
+from rankproof._io import PathLike, atomic_write
 from rankproof.data._model import Dedupe, Qrels, Run
+from rankproof.data._stream import WHITESPACE as _WHITESPACE
 from rankproof.data._stream import plain_scan, read_table
 from rankproof.data._strings import as_string_array, find_bytes, to_numpy
-
-ExtraColumns = Literal["error", "ignore"]
+from rankproof.data._text import ExtraColumns, Input, default_run_name, line_locator, split_lines
 
 _RUN_COLUMNS = ("qid", "Q0", "docid", "rank", "score", "tag")
 _QRELS_COLUMNS = ("qid", "iter", "docid", "rel")
-_BOM = b"\xef\xbb\xbf"
-# Every byte the careful path splits fields on (``bytes.split()``).
-_WHITESPACE = b" \t\n\r\x0b\x0c"
+# How messages spell the layouts (trec_eval's own column names).
+LAYOUTS = {_RUN_COLUMNS: "qid Q0 docno rank score tag", _QRELS_COLUMNS: "qid iter docno rel"}
+# The careful path splits fields on ASCII whitespace only (as ``bytes.split()``),
+# never on Unicode spaces that may sit inside an id.
+_SPLIT = re.compile(r"[ \t\n\r\x0b\x0c]+")
+_STRIP = " \t\n\r\x0b\x0c"
 # The number syntax both paths accept (Arrow's parser is the narrower one:
 # Python's ``float`` would also take ``1_000`` or non-ASCII digits).
 _FLOAT = re.compile(
@@ -50,21 +58,11 @@ _INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 _INT64_MAX = 2**63 - 1
 
 
-def _first_line(path: PathLike) -> bytes:
-    if is_gzip(path):
-        import gzip
-
-        with gzip.open(path, "rb") as fh:
-            return fh.readline(1 << 16)
-    with open(path, "rb") as fh:
-        return fh.readline(1 << 16)
-
-
 def _fast_table(
-    path: PathLike, names: Sequence[str], types: dict[str, pa.DataType]
+    src: Input, names: Sequence[str], types: dict[str, pa.DataType]
 ) -> pa.Table | None:
     """Parse with Arrow, or return None when the file needs the careful path."""
-    head = _first_line(path)
+    head = src.first_line()
     if not head.strip() or head.lstrip().startswith(b"#"):
         return None
     body = head.rstrip(b"\r\n")
@@ -75,17 +73,23 @@ def _fast_table(
     else:
         return None
     try:
-        source: Any = str(path)
-        gzipped = is_gzip(path)
-        if gzipped:
-            source = pa.input_stream(str(path), compression="gzip")
+        def source() -> Any:
+            """A fresh Arrow source: the file (gunzipped by Arrow) or the bytes in memory."""
+            if src.path is None:
+                return pa.BufferReader(src.data())
+            if src.gzipped:
+                return pa.input_stream(str(src.path), compression="gzip")
+            return str(src.path)
+
+        gzipped = src.path is not None and src.gzipped
         # A plain file (the usual case, checked in one quick pass) is known to
         # be valid UTF-8 with no stray whitespace, so only the needed columns
         # are read, block by block into preallocated arrays. Otherwise
         # every column is read (the unused ones dictionary-encoded) so that
         # Arrow validates their UTF-8 as the careful path does, and the
         # fields are checked for whitespace.
-        size = None if gzipped else plain_scan(str(path), delimiter)
+        size = None if gzipped else plain_scan(
+            str(src.path) if src.path is not None else src.data(), delimiter)
         plain = size is not None
         column_types = {n: types.get(n, pa.dictionary(pa.int32(), pa.string())) for n in names}
         include = [n for n in names if n in types or n == "qid"] if plain else list(names)
@@ -106,10 +110,10 @@ def _fast_table(
         )
         table = None
         if size is not None:
-            table = read_table(str(path), size, len(names), stream_options, parse_options,
+            table = read_table(source(), size, len(names), stream_options, parse_options,
                                convert_options)
         if table is None:
-            table = pa_csv.read_csv(source, read_options=read_options,
+            table = pa_csv.read_csv(source(), read_options=read_options,
                                     parse_options=parse_options, convert_options=convert_options)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError, OSError):
         return None
@@ -144,56 +148,64 @@ def _fast_agrees(table: pa.Table, *, whitespace_checked: bool = False) -> bool:
     return True
 
 
-class _Lines:
-    """Careful, line-by-line tokenizer with exact error locations."""
+def field_namer(names: Sequence[str]) -> Callable[[bytes, int], str | None]:
+    """For the text reader: the name of the whitespace-separated column holding byte
+    ``col`` of a raw line (None past the last named column)."""
 
-    def __init__(self, path: PathLike, names: Sequence[str], extra: ExtraColumns) -> None:
-        self.path = str(path)
+    def field_at(raw: bytes, col: int) -> str | None:
+        before = raw[:col]
+        index = len(before.split())
+        if before and before[-1:] not in _WHITESPACE:
+            index -= 1  # the bad byte continues the token before it
+        return names[index] if 0 <= index < len(names) else None
+
+    return field_at
+
+
+class _Lines:
+    """Careful, line-by-line tokenizer with exact error locations.
+
+    Also the row parser of every whitespace-separated layout (TREC runs and
+    qrels, MS MARCO runs, a collection's TREC qrels): ``names`` are the
+    columns, in order.
+    """
+
+    def __init__(self, src: Input, names: Sequence[str], extra: ExtraColumns,
+                 *, allow_empty: bool = False) -> None:
+        self.src = src
+        self.path = src.label
         self.names = names
         self.extra = extra
+        self.allow_empty = allow_empty
 
     def rows(self) -> tuple[list[list[str]], list[int]]:
-        data = read_bytes(self.path)
-        if data.startswith(_BOM):  # Arrow skips a UTF-8 byte-order mark too
-            data = data[len(_BOM):]
-        if not data.strip():
+        text = self.src.text(field_namer(self.names))
+        if not text.strip(_STRIP) and not self.allow_empty:
             raise InputError("the file is empty", path=self.path)
         rows: list[list[str]] = []
         lines: list[int] = []
         want = len(self.names)
-        # splitlines: a lone CR ends a line for Arrow as well.
-        for lineno, raw in enumerate(data.splitlines(), 1):
-            stripped = raw.strip()
-            if not stripped or stripped.startswith(b"#"):
+        layout = LAYOUTS.get(tuple(self.names), " ".join(self.names))
+        for lineno, raw in enumerate(split_lines(text), 1):
+            stripped = raw.strip(_STRIP)
+            if not stripped or stripped.startswith("#"):
                 continue
-            parts = stripped.split()
+            parts = _SPLIT.split(stripped)
             if len(parts) != want and not (len(parts) > want and self.extra == "ignore"):
                 raise InputError(
-                    f"expected {want} columns ({' '.join(self.names)}), found {len(parts)}",
+                    f"expected {want} columns '{layout}', found {len(parts)}",
                     path=self.path, line=lineno, field="columns",
                 )
-            fields: list[str] = []
-            for name, part in zip(self.names, parts, strict=False):
-                try:
-                    fields.append(part.decode("utf-8"))
-                except UnicodeDecodeError as exc:
-                    raise InputError(f"invalid UTF-8 ({exc.reason})", path=self.path,
-                                     line=lineno, field=name) from None
-            rows.append(fields)
+            rows.append(parts[:want])
             lines.append(lineno)
-        if not rows:
+        if not rows and not self.allow_empty:
             raise InputError("the file has no data lines (only comments or blanks)",
                              path=self.path)
         return rows, lines
 
 
-def _locator(lines: list[int]) -> Any:
-    arr = np.asarray(lines, dtype=np.int64)
-    return lambda row: int(arr[row])
-
-
 def read_trec_run(
-    path: PathLike,
+    path: PathLike | Input,
     *,
     name: str | None = None,
     dedupe: Dedupe | None = None,
@@ -201,82 +213,113 @@ def read_trec_run(
 ) -> Run:
     """Read a TREC run: ``qid Q0 docid rank score tag`` per line.
 
-    Fields are separated by any run of spaces or tabs; ``.gz`` files (by
-    content) are read transparently; lines starting with ``#`` are comments.
-    The rank column is kept (for ``order="rank"``) but never used by default:
-    trec_eval orders by score. ``extra_columns="ignore"`` accepts trailing
-    columns beyond the sixth, as trec_eval does; by default they are an error.
+    Fields are separated by any run of spaces or tabs; gzip (by content) is
+    read transparently; lines starting with ``#`` are comments; ``-`` reads
+    standard input. The rank column is kept (for ``order="rank"``) but never
+    used by default: trec_eval orders by score. ``extra_columns="ignore"``
+    accepts trailing columns beyond the sixth, as trec_eval does; by default
+    they are an error.
     """
-    run_name = name if name is not None else _stem(path)
-    tag = _first_tag(path)
+    src = Input.open(path)
+    source = src.label
+    run_name = name if name is not None else default_run_name(source)
+    tag = _first_tag(src)
     types = {"qid": pa.dictionary(pa.int32(), pa.string()), "docid": pa.string(),
              "rank": pa.int64(), "score": pa.float64()}
     # No reference to the table is kept: _contiguous frees it column by column.
-    columns = _contiguous(_fast_table(path, _RUN_COLUMNS, types))
+    columns = _contiguous(_fast_table(src, _RUN_COLUMNS, types))
     if columns is not None:
         try:
             return Run.from_columns(
                 columns.pop("qid"), columns.pop("docid"), columns.pop("score"),
-                columns.pop("rank"), name=run_name, tag=tag, source=str(path), dedupe=dedupe,
+                columns.pop("rank"), name=run_name, tag=tag, source=source, dedupe=dedupe,
             )
         except InputError:
             pass  # the careful path below reports it with its line number
-    rows, lines = _Lines(path, _RUN_COLUMNS, extra_columns).rows()
+    rows, lines = _Lines(src, _RUN_COLUMNS, extra_columns).rows()
     if tag is None:  # the first line was a comment: the first data line has the tag
         tag = rows[0][5]
     scores = np.empty(len(rows), dtype=np.float64)
     for i, row in enumerate(rows):
         value = _parse_float(row[4])
         if value is None:
-            raise InputError(f"score must be a number, found {row[4]!r}", path=str(path),
+            raise InputError(f"score must be a number, found {row[4]!r}", path=source,
                              line=lines[i], field="score")
         if not math.isfinite(value):
             raise InputError(f"score must be a finite number, found {row[4]!r}",
-                             path=str(path), line=lines[i], field="score")
+                             path=source, line=lines[i], field="score")
         scores[i] = value
-    notes: tuple[str, ...] = ()
-    parsed = np.empty(len(rows), dtype=np.int64)
-    ranks: np.ndarray | None = parsed
-    for i, row in enumerate(rows):
-        rank = _parse_int(row[3])
-        if rank is None:
-            ranks = None
-            notes = (f"rank column is not an integer at line {lines[i]}; "
-                     "order='rank' unavailable",)
-            break
-        parsed[i] = rank
+    ranks, notes = parse_ranks([r[3] for r in rows], lines)
     return Run.from_columns(
         [r[0] for r in rows], [r[2] for r in rows], scores, ranks,
-        name=run_name, tag=tag, source=str(path), dedupe=dedupe, locator=_locator(lines),
+        name=run_name, tag=tag, source=source, dedupe=dedupe, locator=line_locator(lines),
         notes=notes,
     )
 
 
-def read_trec_qrels(path: PathLike, *, dedupe: Dedupe | None = None) -> Qrels:
-    """Read TREC qrels: ``qid iter docid rel`` per line (``iter`` is ignored)."""
-    types = {"qid": pa.dictionary(pa.int32(), pa.string()), "docid": pa.string(),
-             "rel": pa.int64()}
-    columns = _contiguous(_fast_table(path, _QRELS_COLUMNS, types))
-    if columns is not None:
-        try:
-            return Qrels.from_columns(
-                columns.pop("qid"), columns.pop("docid"), columns.pop("rel"),
-                source=str(path), dedupe=dedupe,
-            )
-        except InputError:
-            pass
-    rows, lines = _Lines(path, _QRELS_COLUMNS, "error").rows()
-    rels = np.empty(len(rows), dtype=np.int64)
+def parse_ranks(texts: list[str], lines: list[int]) -> tuple[np.ndarray | None, tuple[str, ...]]:
+    """The rank column as int64, or None and a note when some rank is not an integer."""
+    parsed = np.empty(len(texts), dtype=np.int64)
+    for i, text in enumerate(texts):
+        rank = _parse_int(text)
+        if rank is None:
+            return None, (f"rank column is not an integer at line {lines[i]}; "
+                          "order='rank' unavailable",)
+        parsed[i] = rank
+    return parsed, ()
+
+
+@dataclass(frozen=True)
+class QrelsRows:
+    """Qrels as parsed from a file, before any validation: parallel columns plus the
+    line each row came from.
+
+    The one parse of a qrels format; `read_trec_qrels` and `read_beir_qrels` build
+    a `Qrels` from it, and a collection reader may check the rows against its
+    documents and queries first, naming the line of a stray one.
+    """
+
+    source: str
+    qids: list[str]
+    docids: list[str]
+    rels: list[int]
+    lines: list[int]
+
+    def to_qrels(self, *, dedupe: Dedupe | None = None) -> Qrels:
+        """Validate the rows into `Qrels` (errors name the row's line)."""
+        return Qrels.from_columns(self.qids, self.docids, np.array(self.rels, dtype=np.int64),
+                                  source=self.source, dedupe=dedupe,
+                                  locator=line_locator(self.lines))
+
+
+def trec_qrels_rows(src: Input, *, allow_empty: bool = False) -> QrelsRows:
+    """The careful parse of TREC qrels (``qid iter docno rel``)."""
+    rows, lines = _Lines(src, _QRELS_COLUMNS, "error", allow_empty=allow_empty).rows()
+    rels: list[int] = []
     for i, row in enumerate(rows):
         rel = _parse_int(row[3])
         if rel is None:
             raise InputError(f"relevance must be an integer, found {row[3]!r}",
-                             path=str(path), line=lines[i], field="rel")
-        rels[i] = rel
-    return Qrels.from_columns(
-        [r[0] for r in rows], [r[2] for r in rows], rels, source=str(path), dedupe=dedupe,
-        locator=_locator(lines),
-    )
+                             path=src.label, line=lines[i], field="rel")
+        rels.append(rel)
+    return QrelsRows(src.label, [r[0] for r in rows], [r[2] for r in rows], rels, lines)
+
+
+def read_trec_qrels(path: PathLike | Input, *, dedupe: Dedupe | None = None) -> Qrels:
+    """Read TREC qrels: ``qid iter docid rel`` per line (``iter`` is ignored)."""
+    src = Input.open(path)
+    types = {"qid": pa.dictionary(pa.int32(), pa.string()), "docid": pa.string(),
+             "rel": pa.int64()}
+    columns = _contiguous(_fast_table(src, _QRELS_COLUMNS, types))
+    if columns is not None:
+        try:
+            return Qrels.from_columns(
+                columns.pop("qid"), columns.pop("docid"), columns.pop("rel"),
+                source=src.label, dedupe=dedupe,
+            )
+        except InputError:
+            pass
+    return trec_qrels_rows(src).to_qrels(dedupe=dedupe)
 
 
 def _parse_float(text: str) -> float | None:
@@ -328,16 +371,8 @@ def _dict_column(col: pa.ChunkedArray) -> pa.Array:
     return pa.DictionaryArray.from_arrays(indices, dictionary)
 
 
-def _stem(path: PathLike) -> str:
-    name = Path(path).name
-    for suffix in (".gz", ".txt", ".trec", ".run", ".tsv"):
-        if name.endswith(suffix) and len(name) > len(suffix):
-            name = name[: -len(suffix)]
-    return name
-
-
-def _first_tag(path: PathLike) -> str | None:
-    data = _first_line(path)
+def _first_tag(src: Input) -> str | None:
+    data = src.first_line()
     parts = data.split()
     if len(parts) >= 6 and not data.lstrip().startswith(b"#"):
         try:

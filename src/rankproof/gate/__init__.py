@@ -5,7 +5,7 @@
 * `save_baseline` / `load_baseline` / `list_baselines` store a run's
   per-case rows under a name (`Baseline`).
 * `run_gate(checks, result, baseline)` evaluates the checks on a
-  `rankproof.metrics.RunResult` into a frozen `GateVerdict` of
+  `rankproof.targets.RunResult` into a frozen `GateVerdict` of
   `CheckResult` — a result, not an exception.
 * `evaluate_target` is the one-call path used by the pytest plugin: run a
   target over goldens for exactly the checked metrics, then gate.

@@ -10,7 +10,8 @@ the change of yardstick, not of the system. A different corpus digest is not
 refused — changing chunking or documents is a change of the system under
 test — but it is stamped into the verdict.
 
-Files are JSON, written atomically, one per name, in a directory
+Files are JSON (``schema_version`` 2; version-1 files, which hold the same
+fields, still load), written atomically, one per name, in a directory
 (``.rankproof/baselines`` by default). A name becomes a file name, so it
 must be a single safe path component; the resolved path is checked to stay
 inside the directory.
@@ -35,7 +36,7 @@ from rankproof._io import atomic_write
 from rankproof._version import __version__
 from rankproof.targets import RunProvenance, RunResult
 
-SCHEMA_VERSION: Literal[1] = 1
+SCHEMA_VERSION: Literal[2] = 2
 DEFAULT_DIR = Path(".rankproof") / "baselines"
 SUFFIX = ".json"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -44,7 +45,7 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 class _BaselineFile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    schema_version: Literal[1]
+    schema_version: Literal[1, 2]  # version 1 files (identical but for the number) still load
     kind: Literal["rankproof.baseline"]
     name: str
     created_at: str

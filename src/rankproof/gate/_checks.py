@@ -21,10 +21,19 @@
 Each check has ``id``, ``metric`` and exactly one of two forms: a threshold
 (``op`` in ``<=``, ``>=``, ``==`` with ``threshold``) or a baseline
 comparison (``vs_baseline: no_significant_regression``, optional
-``alpha``). Optional top-level keys: ``seed`` (default 0) and ``resamples``
-(default 10 000) of the randomization test, and ``correction`` (``holm``,
-default; ``bh``, ``bonferroni``, ``none``) across the file's baseline
-checks.
+``alpha``).
+
+``metric`` may name one of trec_eval's measure sets (``official``,
+``all_trec``) in a baseline check: the check becomes one check per member
+measure, with ids ``ID/measure`` (``no_regress/P@10``, canonical measure
+names, trec_eval's order), each keeping the check's ``alpha``, ``scope``
+and ``level``; they are corrected together with the file's other baseline
+checks. A threshold check on a set is refused: one threshold cannot mean
+the same thing for a precision and a count of retrieved documents.
+
+Optional top-level keys: ``seed`` (default 0) and ``resamples`` (default
+10 000) of the randomization test, and ``correction`` (``holm``, default;
+``bh``, ``bonferroni``, ``none``) across the file's baseline checks.
 
 A gate that silently ignores a line is worse than no gate, so the file is
 refused — with the check id, the field and the line — for: invalid YAML, a
@@ -32,9 +41,9 @@ repeated key, unknown keys (with the closest known key suggested), both
 forms or neither, ``op`` without ``threshold`` or the reverse, ``alpha`` on
 a threshold check, duplicate ids, zero checks, an empty or repeated
 ``scope``, scope ids not in ``known_case_ids`` (when given), unknown metric
-names, and ``vs_baseline`` on a run-level aggregate (a single number per
-run cannot be paired case by case). Every refusal is a `ConfigError`; all
-problems found are reported at once.
+names, a threshold on a measure set, and ``vs_baseline`` on a run-level
+aggregate (a single number per run cannot be paired case by case). Every
+refusal is a `ConfigError`; all problems found are reported at once.
 
 ``==`` compares with ``math.isclose(rel_tol=1e-9, abs_tol=1e-12)``: exact
 float equality would fail on rounding noise, and a configurable tolerance
@@ -53,8 +62,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from rankproof._errors import ConfigError
-from rankproof.measures import lookup
+from rankproof._errors import ConfigError, InputError
+from rankproof.measures import MetricDef, is_set, lookup, resolve
 
 Op = Literal["<=", ">=", "=="]
 Level = Literal["block", "warn"]
@@ -266,11 +275,15 @@ def parse_checks(
             else:
                 seen_ids[raw_id] = line
         definition = None
+        members: tuple[MetricDef, ...] | None = None  # a trec_eval set's measures
         raw_metric = raw.get("metric")
         if isinstance(raw_metric, str) and raw_metric.strip():
             try:
-                definition = lookup(raw_metric)
-            except ValueError as exc:
+                if is_set(raw_metric):
+                    members = resolve([raw_metric])
+                else:
+                    definition = lookup(raw_metric)
+            except InputError as exc:
                 ok = False
                 problems.append(f"{_where(source, key_lines.get('metric', line))}: {label}: "
                                 f"field 'metric': {exc}")
@@ -288,9 +301,16 @@ def parse_checks(
                 problems.append(f"{_where(source, key_lines.get(loc, line))}: {label}: "
                                 f"{at}{msg}{hint}")
             continue
-        if not ok or definition is None:
+        if not ok or (definition is None and members is None):
             continue
-        if check.kind == "vs_baseline" and not definition.per_case:
+        if members is not None and check.kind == "threshold":
+            problems.append(
+                f"{_where(source, key_lines.get('metric', line))}: {label}: field 'metric': "
+                f"{check.metric!r} is trec_eval's set of {len(members)} measures, and one "
+                f"threshold cannot apply to all of them; name one measure per threshold check "
+                f"(e.g. {members[-1].name}), or use vs_baseline, which accepts a set")
+            continue
+        if definition is not None and check.kind == "vs_baseline" and not definition.per_case:
             problems.append(f"{where}: field 'vs_baseline': {definition.name!r} is a run-level "
                             "aggregate (one number per run), so it cannot be compared case by "
                             "case with a baseline; use op + threshold")
@@ -303,7 +323,19 @@ def parse_checks(
                                 f"field 'scope': case id(s) {', '.join(map(repr, absent))} are "
                                 "not in the golden set / report")
                 continue
-        checks.append(check.model_copy(update={"metric": definition.name}))
+        if definition is not None:
+            checks.append(check.model_copy(update={"metric": definition.name}))
+            continue
+        for d in members or ():
+            member_id = f"{check.id}/{d.name}"
+            if member_id in seen_ids:
+                first = seen_ids[member_id]
+                at = f"line {first}" if first else "an earlier check"
+                problems.append(f"{where}: the set expands to id {member_id!r}, which is "
+                                f"already used (at {at}); ids must be unique")
+                continue
+            seen_ids[member_id] = line
+            checks.append(check.model_copy(update={"id": member_id, "metric": d.name}))
     settings = {k: data[k] for k in ("seed", "resamples", "correction") if k in data}
     result: ChecksFile | None = None
     if not problems:

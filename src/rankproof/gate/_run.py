@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
-from pathlib import Path
 
-from pydantic import ValidationError
-
-from rankproof._errors import InputError
+from rankproof.data import read_model
 from rankproof.gate._baseline import DEFAULT_DIR, Baseline, load_baseline
 from rankproof.gate._checks import ChecksFile, load_checks
 from rankproof.gate._verdict import GateVerdict, run_gate
@@ -19,20 +15,7 @@ from rankproof.targets import Case, RunResult, Target, as_cases, run
 
 def load_report(path: str | os.PathLike[str]) -> EvalReport:
     """Read and validate an `EvalReport` JSON file (``rankproof eval``'s output)."""
-    p = Path(path)
-    try:
-        raw = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("report not found", path=str(p)) from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"cannot read the report: {exc}", path=str(p)) from None
-    try:
-        return EvalReport.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(x) for x in first["loc"])
-        raise InputError(f"not a rankproof eval report ({exc.error_count()} problem(s); first: "
-                         f"{loc}: {first['msg']})", path=str(p)) from None
+    return read_model(path, EvalReport, what="report", kind="rankproof eval report")
 
 
 def result_from_report(path: str | os.PathLike[str], stage: str | None = None) -> RunResult:

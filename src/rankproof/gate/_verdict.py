@@ -9,34 +9,39 @@ scoped case with no row) raises.
 Threshold checks compare the metric's mean over the checked cases (or the
 aggregate over them) with the threshold, using the check's explicit ``op``.
 
-Baseline checks pair the run with the baseline case by case and run the
-two-sided sign-flip randomization test (`rankproof.stats.paired_test`, seed
-and resamples from the checks file, recorded in every result). The p-values
-of all baseline checks in one gate are adjusted together (Holm by default),
-because a gate with many baseline checks would otherwise fail by chance far
-more often than α. A check fails when the adjusted p ≤ its α *and* the
-difference points the bad way for the metric's polarity; a significant
-improvement passes.
+Baseline checks are comparisons like any other: each becomes one pairing
+of `rankproof.comparison.compare_pairs` (the engine `rankproof compare` and the
+harness use), which pairs the run with the baseline case by case (a
+mismatch is a `PairingError`, also an `InputError`), runs the two-sided
+sign-flip randomization test (seed and resamples from the checks file,
+recorded in every result) and adjusts the p-values of all baseline checks
+of one gate together (Holm by default), because a gate with many baseline
+checks would otherwise fail by chance far more often than α. A check fails
+when its row's verdict is *worse*: adjusted p ≤ its α *and* the difference
+points the bad way for the metric's polarity; a significant improvement
+passes.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 
 from rankproof._errors import ConfigError, InputError
+from rankproof.comparison import ComparisonRow, Pairing, compare_pairs
 from rankproof.gate._baseline import Baseline, check_compatible
 from rankproof.gate._checks import Check, ChecksFile
 from rankproof.measures import lookup
-from rankproof.stats import correct, paired_test
 from rankproof.targets import RunResult
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: A baseline check's numbers, written flat in the JSON beside its comparison row.
+_FLAT = ("baseline_value", "difference", "ci_low", "ci_high", "p_value", "p_corrected", "alpha",
+         "correction", "test", "seed", "resamples", "wins", "ties", "losses")
 Outcome = Literal["PASS", "FAIL", "WARN"]
 
 
@@ -67,20 +72,65 @@ class CheckResult:
     scope: tuple[str, ...] | None = None
     op: str | None = None
     threshold: float | None = None
-    baseline_value: float | None = None
-    difference: float | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    p_value: float | None = None
-    p_corrected: float | None = None
-    alpha: float | None = None
-    correction: str | None = None
-    test: str | None = None
-    seed: int | None = None
-    resamples: int | None = None
-    wins: int | None = None
-    ties: int | None = None
-    losses: int | None = None
+    comparison: ComparisonRow | None = None
+
+    # -- a baseline check's numbers, all read from its one comparison row --------------
+
+    @property
+    def baseline_value(self) -> float | None:
+        return None if self.comparison is None else self.comparison.result.mean_b
+
+    @property
+    def difference(self) -> float | None:
+        return None if self.comparison is None else self.comparison.result.difference
+
+    @property
+    def ci_low(self) -> float | None:
+        return None if self.comparison is None else self.comparison.result.ci_low
+
+    @property
+    def ci_high(self) -> float | None:
+        return None if self.comparison is None else self.comparison.result.ci_high
+
+    @property
+    def p_value(self) -> float | None:
+        return None if self.comparison is None else self.comparison.result.p_value
+
+    @property
+    def p_corrected(self) -> float | None:
+        return None if self.comparison is None else self.comparison.p_corrected
+
+    @property
+    def alpha(self) -> float | None:
+        return None if self.comparison is None else self.comparison.alpha
+
+    @property
+    def correction(self) -> str | None:
+        return None if self.comparison is None else self.comparison.correction
+
+    @property
+    def test(self) -> str | None:
+        return None if self.comparison is None else self.comparison.result.test
+
+    @property
+    def seed(self) -> int | None:
+        return None if self.comparison is None else self.comparison.result.seed
+
+    @property
+    def resamples(self) -> int | None:
+        return None if self.comparison is None else self.comparison.result.resamples
+
+    @property
+    def wins(self) -> int | None:
+        return None if self.comparison is None else self.comparison.wins
+
+    @property
+    def ties(self) -> int | None:
+        return None if self.comparison is None else self.comparison.ties
+
+    @property
+    def losses(self) -> int | None:
+        return None if self.comparison is None else self.comparison.losses
 
     @property
     def outcome(self) -> Outcome:
@@ -103,12 +153,14 @@ class CheckResult:
         return f"{self.id}: {word} ({self.coverage})"
 
     def to_dict(self) -> dict[str, Any]:
+        """Every field and baseline number flat (as version 1 wrote them), plus the row."""
         out: dict[str, Any] = {}
-        for name in self.__dataclass_fields__:
+        for name in (*(n for n in self.__dataclass_fields__ if n != "comparison"), *_FLAT):
             v = getattr(self, name)
             if isinstance(v, float) and not math.isfinite(v):
                 v = None
             out[name] = list(v) if isinstance(v, tuple) else v
+        out["comparison"] = None if self.comparison is None else self.comparison.to_dict()
         out["outcome"] = self.outcome
         out["coverage"] = self.coverage
         return out
@@ -202,76 +254,35 @@ def _threshold(check: Check, result: RunResult) -> CheckResult:
         message=message, scope=check.scope, op=check.op, threshold=check.threshold)
 
 
-@dataclass(frozen=True)
-class _Paired:
-    check: Check
-    value: float
-    baseline_value: float
-    n: int
-    total: int
-    difference: float
-    ci_low: float
-    ci_high: float
-    p_value: float
-    wins: int
-    ties: int
-    losses: int
-    test: str
-    seed: int | None
-    resamples: int | None
-
-
-def _paired(check: Check, result: RunResult, baseline: RunResult, seed: int,
-            resamples: int) -> _Paired:
+def _pairing(check: Check, result: RunResult, baseline: RunResult, base_name: str) -> Pairing:
     d = lookup(check.metric)
     scope = _scope_rows(check, result, "run")
     _scope_rows(check, baseline, "baseline")
-    current = result.scores(d.name, scope)
-    before = baseline.scores(d.name, scope)
-    only_now = sorted(set(current) - set(before))
-    only_before = sorted(set(before) - set(current))
-    if only_now or only_before:
-        raise InputError(
-            f"check {check.id!r}: the run and the baseline cover different cases for {d.name} "
-            f"({len(only_now)} only in the run: {only_now[:5]}; {len(only_before)} only in the "
-            f"baseline: {only_before[:5]}); pairing is by case id")
-    if not current:
-        raise InputError(f"check {check.id!r}: no case has a value for {d.name!r}")
-    r = paired_test(current, before, "randomization", resamples=resamples, seed=seed)
-    sign = 1 if d.higher_is_better else -1
-    wins, losses = (r.wins, r.losses) if sign > 0 else (r.losses, r.wins)
-    total = len(result.select(scope))
-    return _Paired(check=check, value=r.mean_a, baseline_value=r.mean_b, n=r.n, total=total,
-                   difference=r.difference, ci_low=r.ci_low, ci_high=r.ci_high,
-                   p_value=r.p_value, wins=wins, ties=r.ties, losses=losses, test=r.test,
-                   seed=r.seed, resamples=r.resamples)
+    return Pairing(candidate=result.name, baseline=base_name, measure=d.name,
+                   candidate_scores=result.scores(d.name, scope),
+                   baseline_scores=baseline.scores(d.name, scope),
+                   higher_is_better=d.higher_is_better, alpha=check.effective_alpha,
+                   unit="case", context=f"check {check.id!r}")
 
 
-def _baseline_result(p: _Paired, p_corrected: float, correction: str) -> CheckResult:
-    check = p.check
-    d = lookup(check.metric)
-    alpha = check.effective_alpha
-    worse = p.difference < 0 if d.higher_is_better else p.difference > 0
-    significant = p_corrected <= alpha
-    passed = not (significant and worse)
-    direction = "lower" if d.higher_is_better else "higher"
-    stats = (f"Δ {p.difference:+.4f} [95% CI {p.ci_low:+.4f}, {p.ci_high:+.4f}], "
-             f"p {_p(p.p_value)}" + (f" ({correction} {_p(p_corrected)})"
-                                    if correction != "none" else ""))
+def _baseline_result(check: Check, row: ComparisonRow, total: int) -> CheckResult:
+    r = row.result
+    passed = row.verdict != "worse"
+    direction = "lower" if row.higher_is_better else "higher"
+    stats = (f"Δ {r.difference:+.4f} [95% CI {r.ci_low:+.4f}, {r.ci_high:+.4f}], "
+             f"p {_p(r.p_value)}" + (f" ({row.correction} {_p(row.p_corrected)})"
+                                     if row.correction != "none" else ""))
     if not passed:
-        message = (f"{d.name} significantly worse than the baseline ({direction} is worse): "
-                   f"{_fmt(p.value)} vs {_fmt(p.baseline_value)}, {stats} ≤ α {alpha:g}")
-    elif significant:
-        message = f"{d.name} significantly better than the baseline: {stats}"
+        message = (f"{row.measure} significantly worse than the baseline ({direction} is "
+                   f"worse): {_fmt(r.mean_a)} vs {_fmt(r.mean_b)}, {stats} ≤ α {row.alpha:g}")
+    elif row.verdict == "better":
+        message = f"{row.measure} significantly better than the baseline: {stats}"
     else:
-        message = f"no significant regression in {d.name}: {stats} > α {alpha:g}"
+        message = f"no significant regression in {row.measure}: {stats} > α {row.alpha:g}"
     return CheckResult(
-        id=check.id, metric=d.name, kind="vs_baseline", level=check.level, passed=passed,
-        higher_is_better=d.higher_is_better, value=p.value, covered=p.n, total=p.total,
-        message=message, scope=check.scope, baseline_value=p.baseline_value,
-        difference=p.difference, ci_low=p.ci_low, ci_high=p.ci_high, p_value=p.p_value,
-        p_corrected=p_corrected, alpha=alpha, correction=correction, test=p.test, seed=p.seed,
-        resamples=p.resamples, wins=p.wins, ties=p.ties, losses=p.losses)
+        id=check.id, metric=row.measure, kind="vs_baseline", level=check.level, passed=passed,
+        higher_is_better=row.higher_is_better, value=r.mean_a, covered=r.n, total=total,
+        message=message, scope=check.scope, comparison=row)
 
 
 def run_gate(
@@ -284,7 +295,8 @@ def run_gate(
     Raises `ConfigError` when a baseline check has no baseline, when the
     baseline is not comparable (measures, granularity or judgments differ),
     or when a scoped case has no row; `InputError` when a checked metric was
-    not computed. Otherwise returns the verdict, passed or not.
+    not computed; `PairingError` (an `InputError` too) when the run and the
+    baseline cover different cases. Otherwise returns the verdict, passed or not.
     """
     base_run: RunResult | None
     base_name: str | None
@@ -297,7 +309,7 @@ def run_gate(
     else:
         raise TypeError(f"baseline must be a Baseline or RunResult, got {type(baseline).__name__}")
     notes: list[str] = list(result.notes)
-    paired: list[_Paired] = []
+    rows: dict[str, CheckResult] = {}
     if checks.needs_baseline:
         if base_run is None or base_name is None:
             ids = ", ".join(repr(c.id) for c in checks.checks if c.kind == "vs_baseline")
@@ -308,14 +320,13 @@ def run_gate(
         if a and b and a != b:
             notes.append(f"the corpus differs from the baseline's (digest {b[:19]}… → "
                          f"{a[:19]}…): documents or chunking changed since {base_name!r}")
-        paired = [_paired(c, result, base_run, checks.seed, checks.resamples)
-                  for c in checks.checks if c.kind == "vs_baseline"]
-    adjusted: Sequence[float] = []
-    if paired:
-        adjusted = correct([p.p_value for p in paired], checks.correction).tolist()
-    by_id = {p.check.id: _baseline_result(p, float(q), checks.correction)
-             for p, q in zip(paired, adjusted, strict=True)}
-    results = tuple(by_id[c.id] if c.kind == "vs_baseline" else _threshold(c, result)
+        vs = [c for c in checks.checks if c.kind == "vs_baseline"]
+        compared = compare_pairs([_pairing(c, result, base_run, base_name) for c in vs],
+                                 test="randomization", correction=checks.correction,
+                                 resamples=checks.resamples, seed=checks.seed)
+        rows = {c.id: _baseline_result(c, row, len(result.select(c.scope)))
+                for c, row in zip(vs, compared, strict=True)}
+    results = tuple(rows[c.id] if c.kind == "vs_baseline" else _threshold(c, result)
                     for c in checks.checks)
     return GateVerdict(run=result.name, checks=results, baseline=base_name,
                        source=checks.source, seed=checks.seed, resamples=checks.resamples,

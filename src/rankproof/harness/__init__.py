@@ -1,4 +1,8 @@
-"""Experiments end to end: corpus + judgments → retrieval stages → measured, compared report."""
+"""Experiments end to end: corpus + judgments → retrieval stages → measured, compared report.
+
+The report's comparisons are the shared `rankproof.comparison.ComparisonRow`s (each with its
+paired per-query values), the same rows `rankproof compare` and the gate store.
+"""
 
 from rankproof.harness._experiment import (
     DEFAULT_EVAL_MEASURES,
@@ -15,7 +19,7 @@ from rankproof.harness._inputs import (
     directory_inputs,
     golden_inputs,
 )
-from rankproof.harness._report import EvalReport, StageComparison, StageResult
+from rankproof.harness._report import EvalReport, StageResult
 from rankproof.harness._runresult import run_result_from_report
 
 __all__ = [
@@ -24,7 +28,6 @@ __all__ = [
     "EvalConfig",
     "EvalInputs",
     "EvalReport",
-    "StageComparison",
     "StageResult",
     "beir_inputs",
     "collapse_to_documents",

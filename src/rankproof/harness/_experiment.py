@@ -12,10 +12,11 @@ the rank of its best chunk.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,10 +24,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from rankproof._errors import InputError
-from rankproof.compare._compare import Comparison, _judged_measure, compare
-from rankproof.data import ranked_order
-from rankproof.data._model import Run
+from rankproof._errors import ConfigError, InputError
+from rankproof.comparison import Comparison, compare_evaluated, judged_measure
+from rankproof.data import Run, ranked_order
 from rankproof.harness._inputs import EvalInputs
 from rankproof.harness._provenance import (
     digest_json,
@@ -40,10 +40,9 @@ from rankproof.harness._report import (
     InputsSummary,
     LatencySummary,
     Provenance,
-    StageComparison,
     StageResult,
 )
-from rankproof.measures import evaluate, resolve_measures
+from rankproof.measures import Measure, PerQuery, evaluate, resolve_measures
 from rankproof.retrieval import (
     BM25Retriever,
     DenseRetriever,
@@ -92,20 +91,21 @@ class EvalConfig:
     def check(self) -> None:
         unknown = [s for s in self.stages if s not in STAGES]
         if unknown:
-            raise ValueError(f"unknown stage(s) {unknown}; choose from {', '.join(STAGES)}")
+            raise ConfigError(f"unknown stage(s) {unknown}; choose from {', '.join(STAGES)}")
         if not self.stages or self.stages[0] != "bm25":
-            raise ValueError("the first stage must be bm25 (the baseline)")
+            raise ConfigError("the first stage must be bm25 (the baseline)")
         if len(set(self.stages)) != len(self.stages):
-            raise ValueError(f"stage names must be unique, got {list(self.stages)}")
+            raise ConfigError(f"stage names must be unique, got {list(self.stages)}")
         if "fusion" in self.stages and "dense" not in self.stages:
-            raise ValueError("the fusion stage fuses bm25 and dense: add the dense stage")
+            raise ConfigError("the fusion stage fuses bm25 and dense: add the dense stage")
         if "rerank" in self.stages:
             reason = rerank_unavailable_reason(self.rerank_model)
             if reason is not None:
-                raise ValueError(f"the rerank stage is unavailable: {reason}")
+                raise ConfigError(f"the rerank stage is unavailable: {reason}")
         resolve_measures(self.measures)
         if self.granularity not in ("chunk", "document"):
-            raise ValueError(f"granularity must be 'chunk' or 'document', got {self.granularity!r}")
+            raise ConfigError(
+                f"granularity must be 'chunk' or 'document', got {self.granularity!r}")
 
     def as_dict(self) -> dict[str, Any]:
         """The configuration as plain JSON values (tuples become lists)."""
@@ -219,6 +219,20 @@ def _chunk_depth(inputs: EvalInputs, config: EvalConfig) -> int:
     return min(depth, len(inputs.corpus.chunks))
 
 
+def _stage_result(name: str, out: StageOutput, full: PerQuery, measures: Sequence[Measure],
+                  judged_ms: Sequence[Measure]) -> StageResult:
+    pq = full.select(measures)
+    return StageResult(
+        name=name, config=dict(out.config), notes=list(out.notes),
+        means={str(m): pq.mean(m) for m in measures},
+        per_query={q: {str(m): float(v) for m, v in zip(measures, row, strict=True)}
+                   for q, row in zip(pq.qids, pq.values.tolist(), strict=True)},
+        latency=latency_summary(dict(out.latency_ms)),
+        latency_ms={q: float(v) for q, v in out.latency_ms.items()},
+        judged={str(j): full.mean(j) for j in judged_ms},
+    )
+
+
 def run_experiment(inputs: EvalInputs, config: EvalConfig,
                    progress: Progress | None = None) -> tuple[EvalReport, Comparison | None]:
     """Index, search, measure and compare every stage; return the report and the comparison."""
@@ -245,43 +259,20 @@ def run_experiment(inputs: EvalInputs, config: EvalConfig,
     measures = resolve_measures(config.measures)
     say("measuring and comparing")
     scored = set(inputs.qrels.topics)
+    judged_ms = tuple(dict.fromkeys(judged_measure(m) for m in measures))
+    # Each stage is evaluated once; the same tables feed its result and the comparison.
+    tables = {name: evaluate(inputs.qrels, _restrict(run, scored), (*measures, *judged_ms))
+              for name, run in runs.items()}
     comparison: Comparison | None = None
     if len(runs) > 1:
-        comparison = compare({n: _restrict(r, scored) for n, r in runs.items()}, inputs.qrels,
-                             measures, baseline="bm25", test=config.test,  # type: ignore[arg-type]
-                             alpha=config.alpha, correction=config.correction,
-                             resamples=config.resamples, seed=config.seed,
-                             complete_judgments=inputs.complete_judgments)
-
-    judged_ms = tuple(dict.fromkeys(_judged_measure(m) for m in measures))
-    stage_results = []
-    for name, run in runs.items():
-        full = evaluate(inputs.qrels, run, (*measures, *judged_ms))
-        pq = full.select(measures)
-        out = outputs[name]
-        stage_results.append(StageResult(
-            name=name, config=dict(out.config), notes=list(out.notes),
-            means={str(m): pq.mean(m) for m in measures},
-            per_query={q: {str(m): float(v) for m, v in zip(measures, row, strict=True)}
-                       for q, row in zip(pq.qids, pq.values.tolist(), strict=True)},
-            latency=latency_summary(dict(out.latency_ms)),
-            latency_ms={q: float(v) for q, v in out.latency_ms.items()},
-            judged={str(j): full.mean(j) for j in judged_ms},
-        ))
-    comparisons = [
-        StageComparison(
-            stage=row.candidate, baseline=row.baseline, measure=row.measure, n=row.result.n,
-            baseline_mean=row.result.mean_b, mean=row.result.mean_a,
-            difference=row.result.difference, relative_difference=row.result.relative_difference,
-            ci_low=row.result.ci_low, ci_high=row.result.ci_high,
-            ci_method=row.result.ci_method, confidence_level=row.result.confidence_level,
-            p_value=row.result.p_value, p_corrected=row.p_corrected, test=row.result.test,
-            wins=row.result.wins, ties=row.result.ties, losses=row.result.losses,
-            effect_size=row.result.effect_size, queries_needed=row.result.queries_needed,
-            verdict=row.verdict, underpowered=row.underpowered, notes=list(row.notes),
-        )
-        for row in (comparison.rows if comparison is not None else ())
-    ]
+        comparison = compare_evaluated(
+            tables, measures, baseline="bm25", test=config.test,  # type: ignore[arg-type]
+            alpha=config.alpha, correction=config.correction, resamples=config.resamples,
+            seed=config.seed, positives_only=not bool((inputs.qrels.rels <= 0).any()),
+            complete_judgments=inputs.complete_judgments)
+        comparison = dataclasses.replace(comparison, rel_level=1, topics="complete")
+    stage_results = [_stage_result(name, outputs[name], tables[name], measures, judged_ms)
+                     for name in runs]
     caveats = list(dict.fromkeys(
         [*inputs.notes, *(n for o in outputs.values() for n in o.notes),
          *(comparison.caveats if comparison is not None else ())]
@@ -310,7 +301,7 @@ def run_experiment(inputs: EvalInputs, config: EvalConfig,
         measures=[str(m) for m in measures],
         baseline="bm25",
         stages=stage_results,
-        comparisons=comparisons,
+        comparisons=list(comparison.rows if comparison is not None else ()),
         caveats=caveats,
     )
     return report, comparison

@@ -29,7 +29,7 @@ from rankproof.corpus import (
     read_corpus,
     read_judgments,
 )
-from rankproof.data._model import Qrels
+from rankproof.data import Qrels
 
 Granularity = Literal["chunk", "document"]
 

@@ -8,11 +8,75 @@ and machine fields, so two reports can be compared field by field.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import math
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    model_validator,
+)
 
-SCHEMA_VERSION = 1
+from rankproof.comparison import ComparisonRow
+from rankproof.measures import polarity
+from rankproof.stats import power
+
+SCHEMA_VERSION = 2
+V1_NOTE = ("read from a version-1 report: comparison rows were rebuilt from its per-query "
+           "values (power and, for rank tests, the test statistic were not stored)")
+
+
+def _v1_row(data: dict[str, Any], c: dict[str, Any]) -> dict[str, Any]:
+    """A version-1 ``StageComparison`` as a shared row, values from the report's stages."""
+    stages = {s.get("name"): s.get("per_query", {}) for s in data.get("stages", ())}
+    config = data.get("config", {})
+    try:
+        cand_pq, base_pq = stages[c["stage"]], stages[c["baseline"]]
+        measure, test = c["measure"], c["test"]
+        qids = sorted(base_pq)
+        cand = [cand_pq[q][measure] for q in qids]
+        base = [base_pq[q][measure] for q in qids]
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"version-1 comparison without matching per-query values: {exc}"
+                         ) from None
+    n = len(qids)
+    diffs = [a - b for a, b in zip(cand, base, strict=True)]
+    resampled = test in ("randomization", "bootstrap") or c.get("ci_method") != "t"
+    resamples = config.get("resamples") if resampled else None
+    mean_d = c["difference"]
+    sd = (math.sqrt(sum((d - mean_d) ** 2 for d in diffs) / (n - 1)) if n > 1 else 0.0)
+    pw = power(mean_d, sd, n) if sd > 0 and mean_d != 0.0 else None
+    result = {
+        "n": c["n"], "mean_a": c["mean"], "mean_b": c["baseline_mean"], "difference": mean_d,
+        "relative_difference": c["relative_difference"], "ci_low": c["ci_low"],
+        "ci_high": c["ci_high"], "ci_method": c["ci_method"],
+        "confidence_level": c["confidence_level"], "p_value": c["p_value"],
+        "statistic": mean_d if test in ("randomization", "bootstrap") else None,
+        "test": test, "alternative": "two-sided", "resamples": resamples,
+        "seed": config.get("seed") if resampled else None,
+        "exact": bool(test == "randomization" and resamples and 2**n <= resamples),
+        "wins": c["wins"], "ties": c["ties"], "losses": c["losses"],
+        "effect_size": c["effect_size"], "power": pw, "queries_needed": c["queries_needed"],
+        "measure": measure,
+    }
+    return {"baseline": c["baseline"], "candidate": c["stage"], "measure": measure,
+            "higher_is_better": polarity(measure), "result": result,
+            "p_corrected": c["p_corrected"], "verdict": c["verdict"],
+            "underpowered": c["underpowered"], "alpha": config.get("alpha", 0.05),
+            "correction": config.get("correction", "holm"), "qids": qids,
+            "candidate_values": cand, "baseline_values": base, "notes": c.get("notes", [])}
+
+
+def upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """A version-1 report document in version-2 form (rows rebuilt, the upgrade stamped)."""
+    out = dict(data)
+    out["schema_version"] = SCHEMA_VERSION
+    out["comparisons"] = [_v1_row(data, c) for c in data.get("comparisons", ())]
+    out["caveats"] = [*data.get("caveats", ()), V1_NOTE]
+    return out
 
 
 class _Model(BaseModel):
@@ -42,32 +106,17 @@ class StageResult(_Model):
     judged: dict[str, float] = Field(default_factory=dict)
 
 
-class StageComparison(_Model):
-    """One stage against the baseline on one measure (Holm-corrected across the report)."""
+def _row(value: Any) -> ComparisonRow:
+    if isinstance(value, ComparisonRow):
+        return value
+    return ComparisonRow.from_dict(value)  # an InputError is a ValueError: pydantic reports it
 
-    stage: str
-    baseline: str
-    measure: str
-    n: int
-    baseline_mean: float
-    mean: float
-    difference: float
-    relative_difference: float | None
-    ci_low: float
-    ci_high: float
-    ci_method: str
-    confidence_level: float
-    p_value: float
-    p_corrected: float
-    test: str
-    wins: int
-    ties: int
-    losses: int
-    effect_size: float | None
-    queries_needed: int | None
-    verdict: str
-    underpowered: bool
-    notes: list[str] = Field(default_factory=list)
+
+#: The shared comparison row (`rankproof.comparison.ComparisonRow`) as a report field: read
+#: with `ComparisonRow.from_dict`, written with `to_dict`, so the report stores exactly
+#: the rows `rankproof compare` and the gate store.
+Row = Annotated[ComparisonRow, PlainValidator(_row),
+                PlainSerializer(lambda row: row.to_dict(), return_type=dict)]
 
 
 class Provenance(_Model):
@@ -100,7 +149,7 @@ class InputsSummary(_Model):
 class EvalReport(_Model):
     """The result of ``rankproof eval``; see the module docstring."""
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     kind: Literal["rankproof.eval"] = "rankproof.eval"
     created_at: str
     config: dict[str, Any]
@@ -109,8 +158,15 @@ class EvalReport(_Model):
     measures: list[str]
     baseline: str
     stages: list[StageResult]
-    comparisons: list[StageComparison]
+    comparisons: list[Row]
     caveats: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("schema_version") == 1:
+            return upgrade_v1(data)
+        return data
 
     @model_validator(mode="after")
     def _check_stages(self) -> EvalReport:

@@ -4,15 +4,19 @@ One namespace holds every name a user can ask for: retrieval measure families
 (``nDCG@10``, ``ndcg_cut.10``), per-case metrics over a target's responses and
 run-level aggregates (`register_metric`, `register_aggregate`), and trec_eval's
 named sets (``official``, ``all_trec``). `lookup` resolves any single name;
-`resolve` resolves a list, expanding sets.
+`resolve` resolves a list, expanding sets; `parse_many` and `resolve_measures`
+expand sets too, so a set is accepted wherever measures are named.
+
+Errors: a bad name or value is a `rankproof.InputError` (a ``ValueError``).
 """
 
 from rankproof.measures._evaluate import DEFAULT_MEASURES, evaluate, resolve_measures
-from rankproof.measures._families import Family, families, family
-from rankproof.measures._measure import Measure, parse, parse_many
-from rankproof.measures._perquery import PerQuery
+from rankproof.measures._families import TREC_PRINT_ORDER, Family, families, family
+from rankproof.measures._measure import Measure, expand_set, parse, parse_many
+from rankproof.measures._perquery import PerQuery, TopicPolicy
 from rankproof.measures._registry import (
     MetricDef,
+    is_set,
     lookup,
     polarity,
     register_aggregate,
@@ -20,16 +24,23 @@ from rankproof.measures._registry import (
     registered,
     resolve,
 )
+from rankproof.measures._sets import TREC_HEADER_LINES, TREC_SETS
 
 __all__ = [
     "DEFAULT_MEASURES",
+    "TREC_HEADER_LINES",
+    "TREC_PRINT_ORDER",
+    "TREC_SETS",
     "Family",
     "Measure",
     "MetricDef",
     "PerQuery",
+    "TopicPolicy",
     "evaluate",
+    "expand_set",
     "families",
     "family",
+    "is_set",
     "lookup",
     "parse",
     "parse_many",

@@ -12,16 +12,26 @@ Steps, none of which loops over topics in Python:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rankproof.data._model import Qrels, Run
-from rankproof.data._order import Order, ranked_order
-from rankproof.data._strings import arrow_indices, to_numpy, to_numpy_filled
+from rankproof._errors import InputError
+from rankproof.data import (
+    Order,
+    Qrels,
+    Run,
+    arrow_indices,
+    as_qrels,
+    as_run,
+    ranked_order,
+    to_numpy,
+    to_numpy_filled,
+)
 from rankproof.measures._kernels import KERNELS, Judged
 from rankproof.measures._measure import Measure, parse_many
 from rankproof.measures._perquery import PerQuery, TopicPolicy
@@ -32,7 +42,13 @@ DEFAULT_MEASURES: tuple[str, ...] = ("nDCG@10", "RR@10", "AP", "R@100", "P@10")
 def resolve_measures(
     measures: Iterable[str | Measure] | str | Measure | None,
 ) -> tuple[Measure, ...]:
-    """Parse measure spellings into unique Measures, keeping the given order."""
+    """Parse measure spellings into unique Measures, keeping the given order.
+
+    Each spelling goes through `parse_many`, so trec_eval lists (``P.5,10``),
+    bare cutoff families (``P``) and named sets (``official``, ``all_trec``)
+    expand to their members; a measure named twice (directly or through a
+    set) is kept once, at its first position. None means `DEFAULT_MEASURES`.
+    """
     if measures is None:
         measures = DEFAULT_MEASURES
     if isinstance(measures, str | Measure):
@@ -43,7 +59,7 @@ def resolve_measures(
             if m not in out:
                 out.append(m)
     if not out:
-        raise ValueError("no measures given")
+        raise InputError("no measures given")
     return tuple(out)
 
 
@@ -60,8 +76,8 @@ def _judged_doc_index(
 
 
 def evaluate(
-    qrels: Qrels,
-    run: Run,
+    qrels: Qrels | Mapping[str, Mapping[str, int]] | Any,
+    run: Run | Mapping[str, Mapping[str, float]] | Any,
     measures: Iterable[str | Measure] | str | Measure | None = None,
     *,
     rel_level: int = 1,
@@ -76,12 +92,19 @@ def evaluate(
     qrels are ignored either way; both lists are recorded in the result.
     ``rel_level`` is the minimum label counted as relevant (trec_eval ``-l``)
     for measures that do not set their own ``rel=``.
+
+    Qrels come first, as in ranx and trec_eval. Besides `Qrels` and `Run`,
+    plain ``{qid: {docid: label}}`` / ``{qid: {docid: score}}`` dicts and
+    pandas DataFrames or Arrow tables are accepted (`rankproof.data.as_qrels`,
+    `rankproof.data.as_run`); anything else is an `InputError`.
     """
+    qrels = as_qrels(qrels)
+    run = as_run(run)
     ms = resolve_measures(measures)
     if topics not in ("complete", "intersection"):
-        raise ValueError(f"topics must be 'complete' or 'intersection', got {topics!r}")
+        raise InputError(f"topics must be 'complete' or 'intersection', got {topics!r}")
     if isinstance(rel_level, bool) or not isinstance(rel_level, int | np.integer):
-        raise ValueError(f"rel_level must be an integer, got {rel_level!r}")
+        raise InputError(f"rel_level must be an integer, got {rel_level!r}")
 
     n_qrels_topics = len(qrels.qid_vocab)
     # 1. run query id -> qrels topic index (-1: not judged).

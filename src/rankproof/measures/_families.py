@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from rankproof._errors import InputError
+
 CutoffRule = Literal["required", "optional", "none"]
 
 
@@ -44,10 +46,10 @@ def register(family: Family) -> Family:
     """Add a family; a name or alias that is already taken is an error."""
     keys = [family.name.lower(), *[a.lower() for a in family.aliases]]
     if family.name in _REGISTRY:
-        raise ValueError(f"measure family {family.name!r} is already registered")
+        raise InputError(f"measure family {family.name!r} is already registered")
     for key in keys:
         if key in _ALIASES:
-            raise ValueError(f"measure name {key!r} already means {_ALIASES[key]!r}")
+            raise InputError(f"measure name {key!r} already means {_ALIASES[key]!r}")
     _REGISTRY[family.name] = family
     for key in keys:
         _ALIASES[key] = family.name
@@ -60,7 +62,7 @@ def family(name: str) -> Family:
         return _REGISTRY[_ALIASES[name.lower()]]
     except KeyError:
         known = ", ".join(sorted(_REGISTRY))
-        raise ValueError(f"unknown measure {name!r}; known families: {known}") from None
+        raise InputError(f"unknown measure {name!r}; known families: {known}") from None
 
 
 def find_family(name: str) -> Family | None:

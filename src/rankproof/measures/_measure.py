@@ -13,7 +13,13 @@ The parser also reads the spellings people already use:
   printed forms ``P_5``, ``ndcg_cut_10``; ``parse_many`` also expands
   lists (``P.5,10``) and bare families (``P`` → trec_eval's cutoffs);
 * lower-case aliases: ``ndcg@10``, ``mrr@10``, ``recall@100``, ``map``,
-  ``hit@10``.
+  ``hit@10``;
+* trec_eval's named sets (``official``, ``all_trec``): ``parse_many`` and
+  `expand_set` expand them to their members; ``parse`` refuses them, since
+  a set is not one measure.
+
+Every refusal is an `InputError` (also a ``ValueError``) saying what was
+expected; a wrong *type* (not a string) is a ``TypeError``.
 """
 
 from __future__ import annotations
@@ -22,7 +28,9 @@ import re
 from dataclasses import dataclass
 from functools import total_ordering
 
+from rankproof._errors import InputError
 from rankproof.measures._families import Family, family, find_family
+from rankproof.measures._sets import TREC_SETS
 
 _GAINS = ("exp",)
 _GENERAL = re.compile(
@@ -54,23 +62,23 @@ class Measure:
             object.__setattr__(self, "family", fam.name)
         if self.cutoff is not None:
             if isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int):
-                raise ValueError(f"{fam.name}: cutoff must be an integer, got {self.cutoff!r}")
+                raise InputError(f"{fam.name}: cutoff must be an integer, got {self.cutoff!r}")
             if self.cutoff < 1:
-                raise ValueError(f"{fam.name}: cutoff must be at least 1, got {self.cutoff}")
+                raise InputError(f"{fam.name}: cutoff must be at least 1, got {self.cutoff}")
             if fam.cutoff == "none":
-                raise ValueError(f"{fam.name} takes no cutoff (got @{self.cutoff})")
+                raise InputError(f"{fam.name} takes no cutoff (got @{self.cutoff})")
         elif fam.cutoff == "required":
-            raise ValueError(f"{fam.name} needs a cutoff, e.g. {fam.name}@10")
+            raise InputError(f"{fam.name} needs a cutoff, e.g. {fam.name}@10")
         if self.rel is not None:
             if "rel" not in fam.params:
-                raise ValueError(f"{fam.name} takes no rel= parameter")
+                raise InputError(f"{fam.name} takes no rel= parameter")
             if isinstance(self.rel, bool) or not isinstance(self.rel, int):
-                raise ValueError(f"{fam.name}: rel must be an integer, got {self.rel!r}")
+                raise InputError(f"{fam.name}: rel must be an integer, got {self.rel!r}")
         if self.gain is not None:
             if "gain" not in fam.params:
-                raise ValueError(f"{fam.name} takes no gain= parameter")
+                raise InputError(f"{fam.name} takes no gain= parameter")
             if self.gain not in _GAINS:
-                raise ValueError(f"{fam.name}: gain must be one of {_GAINS}, got {self.gain!r}")
+                raise InputError(f"{fam.name}: gain must be one of {_GAINS}, got {self.gain!r}")
 
     # -- text -------------------------------------------------------------
     def __str__(self) -> str:
@@ -132,17 +140,17 @@ def _parse_params(fam: Family, text: str, spec: str) -> dict[str, object]:
         key, sep, value = item.partition("=")
         key, value = key.strip().lower(), value.strip()
         if not sep or not value:
-            raise ValueError(f"{spec!r}: parameter {item!r} is not key=value")
+            raise InputError(f"{spec!r}: parameter {item!r} is not key=value")
         canonical = "gain" if key in ("gain", "dcg", "gains") else key
         if canonical in seen:
             also = "" if seen[canonical] == key else f" (as {seen[canonical]!r} and {key!r})"
-            raise ValueError(f"{spec!r}: parameter {canonical!r} given twice{also}")
+            raise InputError(f"{spec!r}: parameter {canonical!r} given twice{also}")
         seen[canonical] = key
         if key == "rel":
             try:
                 out["rel"] = int(value)
             except ValueError:
-                raise ValueError(f"{spec!r}: rel must be an integer, got {value!r}") from None
+                raise InputError(f"{spec!r}: rel must be an integer, got {value!r}") from None
         elif canonical == "gain":
             mapped = {"exp": "exp", "exp-log2": "exp", "linear": None, "log2": None,
                       "lin": None}.get(value.lower(), value)
@@ -150,7 +158,7 @@ def _parse_params(fam: Family, text: str, spec: str) -> dict[str, object]:
                 out["gain"] = mapped
         else:
             allowed = ", ".join(sorted(fam.params)) or "none"
-            raise ValueError(f"{spec!r}: unknown parameter {key!r} (allowed: {allowed})")
+            raise InputError(f"{spec!r}: unknown parameter {key!r} (allowed: {allowed})")
     return out
 
 
@@ -161,9 +169,9 @@ def _trec_cutoffs(spec: str, ks: str) -> list[int]:
             # trec_eval reads cutoffs with atol-like truncation ("23.4" -> 23).
             cutoffs.append(int(float(part)))
         except ValueError:
-            raise ValueError(f"{spec!r}: cutoff {part!r} is not a number") from None
+            raise InputError(f"{spec!r}: cutoff {part!r} is not a number") from None
     if not cutoffs:
-        raise ValueError(f"{spec!r}: no cutoff given")
+        raise InputError(f"{spec!r}: no cutoff given")
     return cutoffs
 
 
@@ -171,7 +179,25 @@ def _cut_measure(spec: str, fam: str, k: int) -> Measure:
     try:
         return Measure(fam, cutoff=k)
     except ValueError as exc:
-        raise ValueError(f"{spec!r}: {exc}") from None
+        raise InputError(f"{spec!r}: {exc}") from None
+
+
+def expand_set(name: str) -> tuple[Measure, ...]:
+    """The member measures of trec_eval's set ``name`` (``official`` or ``all_trec``).
+
+    Members come in trec_eval's print order, each once; the set's
+    bookkeeping lines (``runid``, ``num_q``) are not measures and are not
+    included.
+    """
+    try:
+        names = TREC_SETS[name]
+    except (KeyError, TypeError):
+        raise InputError(f"unknown measure set {name!r}; known: {', '.join(TREC_SETS)}") \
+            from None
+    out: list[Measure] = []
+    for n in names:
+        out.extend(m for m in parse_many(n) if m not in out)
+    return tuple(out)
 
 
 def parse_many(spec: str | Measure) -> tuple[Measure, ...]:
@@ -179,13 +205,18 @@ def parse_many(spec: str | Measure) -> tuple[Measure, ...]:
 
     ``P.5,10`` → (P@5, P@10); bare trec_eval cutoff families (``P``,
     ``recall``, ``ndcg_cut``, ``map_cut``, ``success``) → trec_eval's default
-    cutoffs. Every other spelling gives exactly one measure.
+    cutoffs; a trec_eval set (``official``, ``all_trec``) → its members
+    (`expand_set`). Every other spelling gives exactly one measure.
     """
     if isinstance(spec, Measure):
         return (spec,)
+    if not isinstance(spec, str):
+        raise TypeError(f"a measure is a string or a Measure, got {type(spec).__name__}")
     text = spec.strip()
     if not text:
-        raise ValueError("empty measure name")
+        raise InputError("empty measure name")
+    if text in TREC_SETS:
+        return expand_set(text)
     m = _TREC.match(text)
     if m and m.group("name").lower() in _TREC_CUT:
         fam = _TREC_CUT[m.group("name").lower()]
@@ -203,23 +234,26 @@ def parse_many(spec: str | Measure) -> tuple[Measure, ...]:
 
 
 def parse(spec: str | Measure) -> Measure:
-    """Parse exactly one measure; raise ValueError naming what was wrong."""
+    """Parse exactly one measure; raise `InputError` naming what was wrong."""
     if isinstance(spec, Measure):
         return spec
     if not isinstance(spec, str):
         raise TypeError(f"a measure is a string or a Measure, got {type(spec).__name__}")
     text = spec.strip()
     if not text:
-        raise ValueError("empty measure name")
+        raise InputError("empty measure name")
+    if text in TREC_SETS:
+        raise InputError(f"{spec!r} is trec_eval's measure set of {len(expand_set(text))} "
+                         "measures, not one measure; use parse_many or resolve_measures")
     m = _TREC.match(text)
     if m and m.group("name").lower() in _TREC_CUT:
         ks = _trec_cutoffs(text, m.group("ks"))
         if len(ks) != 1:
-            raise ValueError(f"{spec!r} names {len(ks)} measures; use parse_many")
+            raise InputError(f"{spec!r} names {len(ks)} measures; use parse_many")
         return _cut_measure(text, _TREC_CUT[m.group("name").lower()], ks[0])
     g = _GENERAL.match(text)
     if not g:
-        raise ValueError(
+        raise InputError(
             f"cannot parse measure {spec!r}; expected e.g. nDCG@10, P(rel=2)@5, AP, ndcg_cut.10"
         )
     name = g.group("name")
@@ -231,7 +265,7 @@ def parse(spec: str | Measure) -> Measure:
                 # Bare ``map_cut`` / ``ndcg_cut`` mean trec_eval's default
                 # cutoffs, not the uncut measure.
                 n = len(fam.trec_default_cutoffs)
-                raise ValueError(
+                raise InputError(
                     f"{spec!r} names {n} measures (trec_eval's default cutoffs); use"
                     f" parse_many, or give one cutoff, e.g. {name}.10"
                 )
@@ -243,9 +277,9 @@ def parse(spec: str | Measure) -> Measure:
     if g.group("k") is not None:
         k = g.group("k").strip()
         if not k.isdigit():
-            raise ValueError(f"{spec!r}: cutoff {k!r} is not a positive integer")
+            raise InputError(f"{spec!r}: cutoff {k!r} is not a positive integer")
         cutoff = int(k)
     try:
         return Measure(fam.name, cutoff=cutoff, **params)  # type: ignore[arg-type]
     except ValueError as exc:
-        raise ValueError(f"{spec!r}: {exc}") from None
+        raise InputError(f"{spec!r}: {exc}") from None

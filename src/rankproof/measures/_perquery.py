@@ -11,9 +11,11 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from rankproof._errors import InputError, MissingExtraError, NotComputedError
 from rankproof.measures._measure import Measure, parse
 
 TopicPolicy = Literal["complete", "intersection"]
+_SHOWN = 6
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,13 +46,20 @@ class PerQuery:
     def __post_init__(self) -> None:
         values = np.asarray(self.values, dtype=np.float64)
         if values.shape != (len(self.qids), len(self.measures)):
-            raise ValueError(
+            raise InputError(
                 f"values has shape {values.shape}, expected ({len(self.qids)}, "
                 f"{len(self.measures)})"
             )
         values = values.copy() if values.flags.writeable else values
         values.setflags(write=False)
         object.__setattr__(self, "values", values)
+
+    def __repr__(self) -> str:
+        names = [str(m) for m in self.measures]
+        shown = ", ".join(names[:_SHOWN]) + (f" and {len(names) - _SHOWN} more"
+                                             if len(names) > _SHOWN else "")
+        return (f"PerQuery({self.run_name!r}, {self.n:,} topic{'s' * (self.n != 1)} × "
+                f"{len(names)} measure{'s' * (len(names) != 1)}: {shown})")
 
     @property
     def n(self) -> int:
@@ -63,7 +72,7 @@ class PerQuery:
             return self.measures.index(m)
         except ValueError:
             have = ", ".join(map(str, self.measures))
-            raise KeyError(f"{m} was not computed (have: {have})") from None
+            raise NotComputedError(f"{m} was not computed (have: {have})") from None
 
     def column(self, measure: str | Measure) -> npt.NDArray[np.float64]:
         """Per-topic values of one measure, aligned with ``qids``."""
@@ -118,6 +127,22 @@ class PerQuery:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
+
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame: one row per topic (index ``qid``), one column per measure.
+
+        Column names are the canonical measure strings (``nDCG@10``), in the
+        order of ``measures``; ``df.mean()`` gives the means (for counts such
+        as ``NumRet`` trec_eval's ``all`` line is the sum: use `aggregate`).
+        pandas is optional (the ``pandas`` extra) and imported only here.
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise MissingExtraError("PerQuery.to_pandas needs pandas: pip install "
+                                    "'rankproof[pandas]'") from None
+        return pd.DataFrame(np.array(self.values), index=pd.Index(list(self.qids), name="qid"),
+                            columns=[str(m) for m in self.measures])
 
 
 def _replace(pq: PerQuery, **changes: Any) -> PerQuery:

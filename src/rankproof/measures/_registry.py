@@ -13,11 +13,17 @@ Three kinds of name resolve through `lookup`:
 * **aggregates** — ``fn(rows) -> float`` over a whole run (latency
   percentiles, diversity), registered with `register_aggregate`.
 
+trec_eval's named sets (``official``, ``all_trec``) are names too, for
+several measures at once: `resolve` expands them to their members, and
+`lookup`, which returns one definition, refuses them with a message that
+says so.
+
 A name belongs to exactly one kind. Registering a name twice, or a name the
-measures parser already accepts, raises at registration rather than letting
-two definitions compete at lookup time. Polarity (``higher_is_better``) is a
-required keyword with no default: a gate decides which direction is a
-regression from it, so guessing it would make a wrong verdict look right.
+measures parser already accepts (a set name included), raises `InputError`
+at registration rather than letting two definitions compete at lookup time.
+Polarity (``higher_is_better``) is a required keyword with no default: a gate
+decides which direction is a regression from it, so guessing it would make a
+wrong verdict look right.
 """
 
 from __future__ import annotations
@@ -28,8 +34,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, overload
 
+from rankproof._errors import InputError
 from rankproof.measures._families import families, family
-from rankproof.measures._measure import Measure, parse
+from rankproof.measures._measure import Measure, expand_set, parse
+from rankproof.measures._sets import TREC_HEADER_LINES, TREC_SETS
 
 Kind = Literal["retrieval", "case", "aggregate"]
 CutoffRule = Literal["none", "optional", "required"]
@@ -99,7 +107,7 @@ def _check_name(name: object) -> str:
     if not isinstance(name, str):
         raise TypeError(f"a metric name must be a string, got {type(name).__name__}")
     if not _NAME.match(name):
-        raise ValueError(
+        raise InputError(
             f"metric name {name!r} is not valid: use letters, digits, '_', '.', ':' or '-', "
             "starting with a letter or '_' (no '@': a cutoff is declared with cutoff=)")
     return name
@@ -107,23 +115,27 @@ def _check_name(name: object) -> str:
 
 def _check_free(name: str) -> None:
     """Refuse a name already taken by any kind (case-insensitively) or by the measures parser."""
+    for reserved in (*TREC_SETS, *TREC_HEADER_LINES):
+        if reserved.lower() == name.lower():
+            raise InputError(f"metric {name!r} is reserved: {reserved!r} is a trec_eval name "
+                             "for a set of measures or a per-run line")
     for taken in _ENTRIES.values():
         if taken.name.lower() == name.lower():
             what = "a per-case metric" if taken.kind == "case" else "an aggregate"
-            raise ValueError(f"metric {name!r} is already registered as {what} "
+            raise InputError(f"metric {name!r} is already registered as {what} "
                              f"({taken.name!r}); a name means one thing")
     try:
         measure = parse(name)
-    except ValueError:
+    except InputError:
         measure = None
     if measure is not None:
-        raise ValueError(f"metric {name!r} is a retrieval measure (parsed as {measure}); "
+        raise InputError(f"metric {name!r} is a retrieval measure (parsed as {measure}); "
                          "the measures registry already defines it")
     try:
         fam = family(name)
-    except ValueError:
+    except InputError:
         return
-    raise ValueError(f"metric {name!r} names the retrieval measure family {fam.name!r}")
+    raise InputError(f"metric {name!r} names the retrieval measure family {fam.name!r}")
 
 
 def _check_polarity(higher_is_better: object) -> bool:
@@ -168,7 +180,7 @@ def register_metric(name: str, fn: Callable[..., float] | None = None, *,
     regression from it. ``needs_judgments=True`` makes `run` refuse cases
     without judgments for this metric instead of scoring them.
     ``description`` defaults to the first line of the docstring.
-    Raises ValueError when the name is taken (by a metric, an aggregate or
+    Raises `InputError` when the name is taken (by a metric, an aggregate or
     the measures parser) and TypeError for a non-bool polarity.
     """
     _check_name(name)
@@ -210,7 +222,7 @@ def register_aggregate(name: str, fn: Callable[..., float] | None = None, *,
     _check_name(name)
     polarity_ = _check_polarity(higher_is_better)
     if cutoff not in ("none", "optional", "required"):
-        raise ValueError(f"cutoff must be 'none', 'optional' or 'required', got {cutoff!r}")
+        raise InputError(f"cutoff must be 'none', 'optional' or 'required', got {cutoff!r}")
     _check_free(name)
 
     def decorator(f: F) -> F:
@@ -230,12 +242,12 @@ def _unregister(name: str) -> None:
 
 def _from_entry(entry: _Entry, k: int | None, spelled: str) -> MetricDef:
     if k is None and entry.cutoff == "required":
-        raise ValueError(f"metric {spelled!r} needs a cutoff, e.g. {entry.name}@10")
+        raise InputError(f"metric {spelled!r} needs a cutoff, e.g. {entry.name}@10")
     if k is not None:
         if entry.cutoff == "none":
-            raise ValueError(f"metric {entry.name!r} takes no cutoff (got {spelled!r})")
+            raise InputError(f"metric {entry.name!r} takes no cutoff (got {spelled!r})")
         if k < 1:
-            raise ValueError(f"metric {spelled!r}: the cutoff must be at least 1")
+            raise InputError(f"metric {spelled!r}: the cutoff must be at least 1")
     name = entry.name if k is None else f"{entry.name}@{k}"
     return MetricDef(name=name, kind=entry.kind, higher_is_better=entry.higher_is_better,
                      description=entry.description, needs_judgments=entry.needs_judgments,
@@ -244,7 +256,11 @@ def _from_entry(entry: _Entry, k: int | None, spelled: str) -> MetricDef:
 
 
 def lookup(name: str | Measure | MetricDef) -> MetricDef:
-    """Resolve a metric name of any kind; raise ValueError (with suggestions) if unknown."""
+    """Resolve a metric name of any kind; raise `InputError` (with suggestions) if unknown.
+
+    A trec_eval set name (``official``) stands for several metrics, so it is
+    refused here with a pointer to `resolve`, which expands it.
+    """
     if isinstance(name, MetricDef):
         return name
     if isinstance(name, Measure):
@@ -253,19 +269,22 @@ def lookup(name: str | Measure | MetricDef) -> MetricDef:
         raise TypeError(f"a metric name must be a string, got {type(name).__name__}")
     text = name.strip()
     if not text:
-        raise ValueError("empty metric name")
+        raise InputError("empty metric name")
     if text in _ENTRIES:
         return _from_entry(_ENTRIES[text], None, text)
+    if text in TREC_SETS:
+        raise InputError(f"{text!r} is trec_eval's set of {len(expand_set(text))} measures, "
+                         "not one metric; resolve() expands it to its members")
     m = _WITH_CUTOFF.match(text)
     if m and m.group("base") in _ENTRIES:
         return _from_entry(_ENTRIES[m.group("base")], int(m.group("k")), text)
     try:
         measure = parse(text)
-    except ValueError as exc:
+    except InputError as exc:
         reason = str(exc)
     else:
         return _retrieval(measure)
-    raise ValueError(f"unknown metric {text!r}: not a registered metric or aggregate, and not a "
+    raise InputError(f"unknown metric {text!r}: not a registered metric or aggregate, and not a "
                      f"retrieval measure ({reason}){_suggest(text)}")
 
 
@@ -288,7 +307,7 @@ def _suggest(text: str) -> str:
 
 
 def polarity(name: str | Measure) -> bool:
-    """``higher_is_better`` of any metric name; raises ValueError on an unknown name."""
+    """``higher_is_better`` of any metric name; raises `InputError` on an unknown name."""
     return lookup(name).higher_is_better
 
 
@@ -304,12 +323,26 @@ def registered() -> tuple[MetricDef, ...]:
     return tuple(out)
 
 
+def is_set(name: object) -> bool:
+    """Whether ``name`` is a trec_eval set name (``official``, ``all_trec``)."""
+    return isinstance(name, str) and name.strip() in TREC_SETS
+
+
 def resolve(names: str | Sequence[str | Measure | MetricDef]) -> tuple[MetricDef, ...]:
-    """Resolve several names, dropping repeats of the same canonical metric (order kept)."""
+    """Resolve several names, dropping repeats of the same canonical metric (order kept).
+
+    A trec_eval set expands in place to its member measures (trec_eval's
+    order, bookkeeping lines ``runid``/``num_q`` left out), so
+    ``resolve(["official"])`` is the same as naming each member.
+    """
     if isinstance(names, str):
         names = [names]
     out: dict[str, MetricDef] = {}
     for n in names:
+        if isinstance(n, str) and is_set(n):
+            for m in expand_set(n.strip()):
+                out.setdefault(str(m), _retrieval(m))
+            continue
         d = lookup(n)
         out.setdefault(d.name, d)
     return tuple(out.values())

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich import box
 from rich.table import Table
 
-from rankproof.compare._compare import Comparison, ComparisonRow
+from rankproof.comparison import Comparison, ComparisonRow
 
 _HEADERS = ("system", "baseline", "mean", "Δ", "rel Δ", "CI", "p", "p corr", "W/T/L",
             "verdict")
@@ -31,7 +31,7 @@ def _cells(c: Comparison, row: ComparisonRow, marks: str) -> list[str]:
     return [
         system + marks, f"{r.mean_b:.4f}", f"{r.mean_a:.4f}", f"{r.difference:+.4f}",
         _pct(r.relative_difference), f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]",
-        _p(r.p_value), _p(row.p_corrected), f"{r.wins}/{r.ties}/{r.losses}", _verdict(row),
+        _p(r.p_value), _p(row.p_corrected), f"{row.wins}/{row.ties}/{row.losses}", _verdict(row),
     ]
 
 
@@ -127,7 +127,7 @@ def comparison_compact_table(c: Comparison) -> tuple[Table, list[str]]:
             table.add_row(measure, label,
                           f"{r.mean_a:.4f}", f"{r.difference:+.4f}",
                           f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}]", _p(row.p_corrected),
-                          f"{r.wins}/{r.ties}/{r.losses}", _short_verdict(row),
+                          f"{row.wins}/{row.ties}/{row.losses}", _short_verdict(row),
                           style=styles[row.verdict])
     footer = [f"[{i}] {n}" for i, n in enumerate(notes, 1)]
     needed = [f"{r.candidate} on {r.measure}: ~{r.result.queries_needed}" for r in c.rows

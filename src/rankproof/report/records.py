@@ -12,6 +12,8 @@ from rankproof._version import __version__
 from rankproof.measures import PerQuery
 
 SCHEMA_VERSION = 1
+FORMATS: tuple[str, ...] = ("json", "jsonl", "csv")
+"""The formats `render` writes."""
 
 
 def records(results: Sequence[PerQuery], *, per_query: bool) -> Iterator[dict[str, Any]]:
@@ -49,3 +51,14 @@ def to_csv(results: Sequence[PerQuery], *, per_query: bool) -> str:
     for r in records(results, per_query=per_query):
         writer.writerow({**r, "value": repr(r["value"])})
     return buf.getvalue()
+
+
+def render(results: Sequence[PerQuery], fmt: str, *, per_query: bool) -> str:
+    """``results`` in one of `FORMATS` (``json`` always holds the per-query values)."""
+    if fmt == "json":
+        return to_json(results) + "\n"
+    if fmt == "jsonl":
+        return to_jsonl(results, per_query=per_query)
+    if fmt == "csv":
+        return to_csv(results, per_query=per_query)
+    raise ValueError(f"unknown records format {fmt!r}; expected one of {', '.join(FORMATS)}")

@@ -1,12 +1,19 @@
-"""Rich tables for the terminal."""
+"""Rich tables for the terminal.
+
+Run names and topic ids come from files, so they enter a table as plain
+`rich.text.Text` (no markup, control characters escaped), never as markup.
+"""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 
+from rich.console import Console
 from rich.table import Table
 
 from rankproof.measures import PerQuery
+from rankproof.report.console import plain
 
 
 def _fmt(pq: PerQuery, col: int, value: float) -> str:
@@ -24,21 +31,39 @@ def means_table(results: Sequence[PerQuery]) -> Table:
         table.add_column(str(m), justify="right")
     for pq in results:
         cells = [_fmt(pq, i, pq.aggregate(m)) for i, m in enumerate(measures)]
-        table.add_row(pq.run_name, str(pq.n), *cells)
+        table.add_row(plain(pq.run_name), str(pq.n), *cells)
     return table
 
 
 def per_query_table(pq: PerQuery) -> Table:
     """One row per topic for one run, then the ``all`` row."""
-    table = Table(title=pq.run_name)
+    table = Table(title=plain(pq.run_name))
     table.add_column("topic", style="bold")
     for m in pq.measures:
         table.add_column(str(m), justify="right")
     for row, qid in enumerate(pq.qids):
-        table.add_row(qid, *[_fmt(pq, c, v) for c, v in enumerate(pq.values[row].tolist())])
+        table.add_row(plain(qid), *[_fmt(pq, c, v) for c, v in enumerate(pq.values[row].tolist())])
     table.add_row("all", *[_fmt(pq, c, pq.aggregate(m)) for c, m in enumerate(pq.measures)],
                   style="bold")
     return table
+
+
+def per_query_tables(results: Sequence[PerQuery]) -> list[Table]:
+    """`per_query_table` of each run."""
+    return [per_query_table(pq) for pq in results]
+
+
+def render_text(tables: Sequence[Table]) -> str:
+    """Tables as plain text at their natural width (for a file or ``-o -``): no colour,
+    nothing truncated."""
+    from rankproof.report.console import UNBOUNDED_WIDTH
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=UNBOUNDED_WIDTH, color_system=None, highlight=False,
+                      soft_wrap=False)
+    for t in tables:
+        console.print(t)
+    return buf.getvalue()
 
 
 def caveats(pq: PerQuery) -> list[str]:

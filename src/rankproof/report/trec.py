@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rankproof.measures import Measure, PerQuery
-from rankproof.measures._families import TREC_PRINT_ORDER
+from rankproof.measures import TREC_PRINT_ORDER, Measure, PerQuery
 
 
 def trec_sort(measures: tuple[Measure, ...]) -> list[Measure]:

@@ -8,6 +8,7 @@ or rerank component is constructed; they come with the ``dense`` extra.
 
 from rankproof._errors import MissingExtraError
 from rankproof.retrieval._base import (
+    Docs,
     Retriever,
     StageOutput,
     docs_digest,
@@ -20,7 +21,7 @@ from rankproof.retrieval._embed import (
     HashingEmbedder,
     SentenceTransformerEmbedder,
 )
-from rankproof.retrieval._fusion import FusionRetriever, fuse
+from rankproof.retrieval._fusion import FusionMethod, FusionRetriever, Norm, fuse
 from rankproof.retrieval._rerank import (
     PLUMBING_NOTE,
     CrossEncoder,
@@ -36,10 +37,13 @@ __all__ = [
     "BM25Retriever",
     "CrossEncoder",
     "DenseRetriever",
+    "Docs",
     "Embedder",
+    "FusionMethod",
     "FusionRetriever",
     "HashingEmbedder",
     "MissingExtraError",
+    "Norm",
     "RerankRetriever",
     "Retriever",
     "SentenceTransformerCrossEncoder",

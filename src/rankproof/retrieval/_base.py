@@ -23,7 +23,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from rankproof._errors import InputError
-from rankproof.data._model import Run
+from rankproof.data import Run
 
 Docs = Sequence[tuple[str, str]]
 Queries = Sequence[tuple[str, str]]
@@ -101,7 +101,7 @@ def check_docs(docs: Docs) -> tuple[list[str], list[str]]:
 def check_queries(queries: Queries, k: int) -> tuple[list[str], list[str]]:
     """Validate queries (unique non-empty str ids, str texts) and ``k >= 1``."""
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
+        raise InputError(f"k must be a positive integer, got {k!r}")
     if isinstance(queries, str | bytes) or not isinstance(queries, Sequence):
         raise InputError(
             f"queries must be a sequence of (qid, text) pairs, got {type(queries).__name__}",
@@ -137,48 +137,6 @@ def _check_pairs(pairs: Sequence[tuple[str, str]], where: str,
         ids.append(ident)
         texts.append(text)
     return ids, texts
-
-
-def tie_keys(ids: Sequence[str]) -> npt.NDArray[np.int64]:
-    """``key[i]`` = position of ``ids[i]`` when all ids are sorted byte-wise **descending**.
-
-    Sorting by ``(-score, key)`` ascending is trec_eval's order: score
-    descending, ties broken by docid descending. (For UTF-8, code-point order
-    equals byte order, so Python's ``str`` comparison is the byte-wise one.)
-    """
-    order = sorted(range(len(ids)), key=ids.__getitem__, reverse=True)
-    keys = np.empty(len(ids), dtype=np.int64)
-    keys[np.asarray(order, dtype=np.int64)] = np.arange(len(ids), dtype=np.int64)
-    return keys
-
-
-def top_k(
-    scores: npt.NDArray[np.floating[Any]],
-    k: int,
-    keys: npt.NDArray[np.int64],
-    *,
-    positive_only: bool = False,
-) -> npt.NDArray[np.int64]:
-    """Indices of the ``k`` best entries of ``scores``, best first, in trec_eval's order.
-
-    ``keys`` comes from :func:`tie_keys`. Selection is ``argpartition`` (linear
-    time) followed by a stable sort of the candidates only; every entry tied
-    with the k-th score stays a candidate, so which tied documents make the
-    cut is decided by the tie rule and not by the partition's internals.
-    ``positive_only`` drops entries whose score is not > 0 (BM25: documents
-    sharing no term with the query are not retrieved, as in Lucene).
-    """
-    n = len(scores)
-    if k < n:
-        part = np.argpartition(-scores, k - 1)[:k]
-        threshold = scores[part].min()
-        cand = np.flatnonzero(scores >= threshold)
-    else:
-        cand = np.arange(n, dtype=np.int64)
-    if positive_only:
-        cand = cand[scores[cand] > 0]
-    order = np.lexsort((keys[cand], -scores[cand]))
-    return cand[order[:k]].astype(np.int64, copy=False)
 
 
 class RunBuilder:

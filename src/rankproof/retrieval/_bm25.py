@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from rankproof._errors import InputError, MissingExtraError
+from rankproof.data import tie_keys, top_k
 from rankproof.retrieval._base import (
     Docs,
     Queries,
@@ -29,9 +30,7 @@ from rankproof.retrieval._base import (
     check_docs,
     check_queries,
     docs_digest,
-    tie_keys,
     timed,
-    top_k,
 )
 
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
@@ -54,7 +53,7 @@ class Analyzer:
                     "BM25 stemming needs PyStemmer, a rankproof dependency: pip install PyStemmer"
                 ) from exc
             if stemmer not in Stemmer.algorithms():
-                raise ValueError(
+                raise InputError(
                     f"stemmer must be one of PyStemmer's algorithms or None, got {stemmer!r}")
             self._stemmer = Stemmer.Stemmer(stemmer)
 
@@ -104,7 +103,7 @@ def _stopword_set(stopwords: str | Sequence[str] | None) -> frozenset[str]:
         return frozenset()
     if isinstance(stopwords, str):
         if stopwords not in ("en", "english"):
-            raise ValueError(
+            raise InputError(
                 f"stopwords must be 'en', a list of words or None, got {stopwords!r}")
         try:
             from bm25s.stopwords import STOPWORDS_EN
@@ -137,11 +136,11 @@ class BM25Retriever:
         name: str = "bm25",
     ) -> None:
         if not (np.isfinite(k1) and k1 >= 0):
-            raise ValueError(f"k1 must be a finite number >= 0, got {k1!r}")
+            raise InputError(f"k1 must be a finite number >= 0, got {k1!r}")
         if not (np.isfinite(b) and 0 <= b <= 1):
-            raise ValueError(f"b must be in [0, 1], got {b!r}")
+            raise InputError(f"b must be in [0, 1], got {b!r}")
         if method not in ("lucene", "robertson", "atire", "bm25l", "bm25+"):
-            raise ValueError(
+            raise InputError(
                 "method must be one of 'lucene', 'robertson', 'atire', 'bm25l', 'bm25+', "
                 f"got {method!r}")
         self.name = name

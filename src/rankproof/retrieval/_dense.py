@@ -28,6 +28,8 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from rankproof._errors import InputError
+from rankproof.data import tie_keys, top_k
 from rankproof.retrieval._base import (
     Docs,
     Queries,
@@ -37,9 +39,7 @@ from rankproof.retrieval._base import (
     check_queries,
     docs_digest,
     merge_notes,
-    tie_keys,
     timed,
-    top_k,
 )
 from rankproof.retrieval._embed import Embedder, embedder_notes
 
@@ -63,9 +63,9 @@ def exact_search(
     queries as keep ``queries x documents`` scores under 2**24 floats.
     """
     if queries.ndim != 2 or docs.ndim != 2 or queries.shape[1] != docs.shape[1]:
-        raise ValueError(f"shape mismatch: queries {queries.shape}, docs {docs.shape}")
+        raise InputError(f"shape mismatch: queries {queries.shape}, docs {docs.shape}")
     if chunk_size < 1:
-        raise ValueError(f"chunk_size must be positive, got {chunk_size}")
+        raise InputError(f"chunk_size must be positive, got {chunk_size}")
     n_docs = docs.shape[0]
     block = max(1, _SCORE_BUDGET // max(n_docs, 1))
     out: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]] = []
@@ -103,9 +103,9 @@ class DenseRetriever:
         chunk_size: int = 16384,
     ) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+            raise InputError(f"batch_size must be a positive integer, got {batch_size!r}")
         if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
-            raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
+            raise InputError(f"chunk_size must be a positive integer, got {chunk_size!r}")
         self.name = name
         self.embedder = embedder
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
@@ -191,10 +191,10 @@ class DenseRetriever:
 def _checked(vectors: Any, n: int, dim: int, model_id: str) -> npt.NDArray[np.float32]:
     arr = np.asarray(vectors)
     if arr.shape != (n, dim):
-        raise ValueError(f"embedder {model_id} returned shape {arr.shape}, expected {(n, dim)}")
+        raise InputError(f"embedder {model_id} returned shape {arr.shape}, expected {(n, dim)}")
     arr = np.ascontiguousarray(arr, dtype=np.float32)
     if not np.isfinite(arr).all():
-        raise ValueError(f"embedder {model_id} returned non-finite values")
+        raise InputError(f"embedder {model_id} returned non-finite values")
     return arr
 
 

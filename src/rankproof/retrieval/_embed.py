@@ -27,7 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from rankproof._errors import MissingExtraError
+from rankproof._errors import InputError, MissingExtraError
 from rankproof.retrieval._base import DENSE_EXTRA_HINT
 
 HASHING_NOTE = "test-double embedder: scores are not semantic"
@@ -122,7 +122,7 @@ def default_model_path() -> Path:
 
 def _check_batch_size(batch_size: int) -> None:
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        raise InputError(f"batch_size must be a positive integer, got {batch_size!r}")
 
 
 class SentenceTransformerEmbedder:
@@ -156,7 +156,7 @@ class SentenceTransformerEmbedder:
                                                  local_files_only=True)
         dim = self._model.get_embedding_dimension()
         if dim is None:  # pragma: no cover - every sentence-transformers model has one
-            raise ValueError(f"{path}: the model does not report its embedding dimension")
+            raise InputError(f"{path}: the model does not report its embedding dimension")
         self.dim = int(dim)
 
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> npt.NDArray[np.float32]:
@@ -187,9 +187,9 @@ class HashingEmbedder:
 
     def __init__(self, dim: int = 256, seed: int = 0) -> None:
         if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
-            raise ValueError(f"dim must be a positive integer, got {dim!r}")
+            raise InputError(f"dim must be a positive integer, got {dim!r}")
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+            raise InputError(f"seed must be a non-negative integer, got {seed!r}")
         self.dim = dim
         self.seed = seed
         self.model_id = f"rankproof-hashing-v1(dim={dim},seed={seed})"

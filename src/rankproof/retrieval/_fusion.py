@@ -13,7 +13,7 @@ Which rank a document holds in an input run (``order``):
 
 * ``"score"`` (default) — trec_eval's ordering of that run: score
   descending, ties broken by docid descending, byte-wise
-  (`rankproof.measures.ranked_order`); ``rank`` = 1-based position. The
+  (`rankproof.data.ranked_order`); ``rank`` = 1-based position. The
   run's rank column is ignored, as everywhere in rankproof by default.
 * ``"rank"`` — the run's rank column **as written** decides the order and
   its values are the RRF ranks. This is pyserini's fusion without
@@ -53,9 +53,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rankproof._errors import InputError
-from rankproof.data._model import Run
-from rankproof.data._order import ranked_order
-from rankproof.data._strings import to_numpy
+from rankproof.data import Run, ranked_order, to_numpy
 from rankproof.retrieval._base import (
     Docs,
     Queries,
@@ -78,30 +76,30 @@ def _check_fuse_args(runs: Sequence[Run], method: str, norm: str | None, k: floa
     if isinstance(runs, Run) or not isinstance(runs, Sequence):
         raise TypeError(f"runs must be a sequence of Run, got {type(runs).__name__}")
     if len(runs) < 1:
-        raise ValueError("fuse needs at least one run, got none")
+        raise InputError("fuse needs at least one run, got none")
     for i, run in enumerate(runs):
         if not isinstance(run, Run):
             raise TypeError(f"runs[{i}] must be a Run, got {type(run).__name__}")
     if method not in _METHODS:
-        raise ValueError(f"method must be one of {', '.join(_METHODS)}, got {method!r}")
+        raise InputError(f"method must be one of {', '.join(_METHODS)}, got {method!r}")
     if norm is not None and norm not in _NORMS:
-        raise ValueError(f"norm must be None, 'minmax' or 'zscore', got {norm!r}")
+        raise InputError(f"norm must be None, 'minmax' or 'zscore', got {norm!r}")
     if norm is not None and method == "rrf":
-        raise ValueError("norm applies to combsum and combmnz; rrf uses ranks, not scores")
+        raise InputError("norm applies to combsum and combmnz; rrf uses ranks, not scores")
     if isinstance(k, bool) or not isinstance(k, int | float) or not np.isfinite(k) or k < 0:
-        raise ValueError(f"k must be a finite number >= 0, got {k!r}")
+        raise InputError(f"k must be a finite number >= 0, got {k!r}")
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
-        raise ValueError(f"depth must be a positive integer, got {depth!r}")
+        raise InputError(f"depth must be a positive integer, got {depth!r}")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise ValueError(f"limit must be None or a positive integer, got {limit!r}")
+        raise InputError(f"limit must be None or a positive integer, got {limit!r}")
     if order not in ("score", "rank"):
-        raise ValueError(f"order must be 'score' or 'rank', got {order!r}")
+        raise InputError(f"order must be 'score' or 'rank', got {order!r}")
     if weights is not None:
         if len(weights) != len(runs):
-            raise ValueError(f"weights has {len(weights)} entries for {len(runs)} runs")
+            raise InputError(f"weights has {len(weights)} entries for {len(runs)} runs")
         for w in weights:
             if isinstance(w, bool) or not isinstance(w, int | float) or not np.isfinite(w):
-                raise ValueError(f"weights must be finite numbers, got {w!r}")
+                raise InputError(f"weights must be finite numbers, got {w!r}")
 
 
 def _segments(qcodes: npt.NDArray[np.int32]) -> tuple[npt.NDArray[np.int64],
@@ -239,10 +237,10 @@ class FusionRetriever:
         name: str = "fusion",
     ) -> None:
         if isinstance(retrievers, str) or not isinstance(retrievers, Sequence) or not retrievers:
-            raise ValueError("retrievers must be a non-empty sequence of stages")
+            raise InputError("retrievers must be a non-empty sequence of stages")
         names = [r.name for r in retrievers]
         if len(set(names)) != len(names):
-            raise ValueError(f"fused stages need distinct names, got {names}")
+            raise InputError(f"fused stages need distinct names, got {names}")
         # Validate the fusion parameters once, up front, against placeholder runs.
         placeholder = [Run.from_dict({"q": {"d": 1.0}}) for _ in retrievers]
         _check_fuse_args(placeholder, method, norm, rrf_k, depth, weights, "score", None)

@@ -29,8 +29,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from rankproof._errors import ConfigError
-from rankproof.data._order import ranked_order
+from rankproof._errors import ConfigError, InputError
+from rankproof.data import ranked_order, tie_keys, top_k
 from rankproof.retrieval._base import (
     DENSE_EXTRA_HINT,
     Docs,
@@ -42,8 +42,6 @@ from rankproof.retrieval._base import (
     check_queries,
     docs_digest,
     merge_notes,
-    tie_keys,
-    top_k,
 )
 from rankproof.retrieval._embed import hub_offline, import_sentence_transformers
 
@@ -118,7 +116,7 @@ class SentenceTransformerCrossEncoder:
                 import_sentence_transformers("the rerank stage")  # raises MissingExtraError
             raise ConfigError(reason)
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+            raise InputError(f"batch_size must be a positive integer, got {batch_size!r}")
         st = import_sentence_transformers("the rerank stage")
         import torch
 
@@ -144,7 +142,7 @@ class SentenceTransformerCrossEncoder:
                                   show_progress_bar=False, convert_to_numpy=True)
         scores = np.asarray(out, dtype=np.float64).reshape(len(pairs), -1)
         if scores.shape[1] != 1:
-            raise ValueError(f"{self.model_id} returns {scores.shape[1]} labels per pair; "
+            raise InputError(f"{self.model_id} returns {scores.shape[1]} labels per pair; "
                              "a re-ranker must return one score")
         return scores[:, 0]
 
@@ -161,7 +159,7 @@ class RerankRetriever:
     def __init__(self, first_stage: Retriever, cross_encoder: CrossEncoder, depth: int = 100,
                  *, name: str = "rerank") -> None:
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
-            raise ValueError(f"depth must be a positive integer, got {depth!r}")
+            raise InputError(f"depth must be a positive integer, got {depth!r}")
         self.name = name
         self.first_stage = first_stage
         self.cross_encoder = cross_encoder
@@ -207,7 +205,7 @@ class RerankRetriever:
             pairs = [(text, self._texts[d]) for d in cands]
             scores = np.asarray(self.cross_encoder.score(pairs), dtype=np.float64)
             if scores.shape != (len(cands),) or not np.isfinite(scores).all():
-                raise ValueError(f"cross-encoder {self.cross_encoder.model_id} returned "
+                raise InputError(f"cross-encoder {self.cross_encoder.model_id} returned "
                                  f"{scores.shape} scores (finite: {np.isfinite(scores).all()}) "
                                  f"for {len(cands)} pairs")
             best = top_k(scores, k, tie_keys(cands)) if cands else np.zeros(0, np.int64)

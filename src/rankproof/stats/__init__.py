@@ -11,11 +11,15 @@ The default comparison is :func:`paired_test` with the sign-flip
 :func:`bootstrap_ci` gives the interval; :func:`correct` adjusts a family of
 p-values (Holm by default). :func:`wilcoxon` and :func:`sign_test` exist for
 comparison with other tools, never as defaults.
+
+``CORRECTIONS`` and ``TESTS`` are the valid ``correction=`` and ``test=``
+choices (the tuples the CLI builds its options from). They are importable
+but kept out of ``__all__``, whose pinned order is plain alphabetical.
 """
 
 from rankproof.stats._bootstrap import BootstrapResult, bootstrap_ci
-from rankproof.stats._correct import correct
-from rankproof.stats._paired import PairedResult, paired_test
+from rankproof.stats._correct import CORRECTIONS, Correction, correct
+from rankproof.stats._paired import TESTS, PairedResult, TestName, paired_test
 from rankproof.stats._parametric import (
     SignTestResult,
     TTestResult,
@@ -35,22 +39,35 @@ from rankproof.stats._power import (
     simulated_power,
 )
 from rankproof.stats._randomization import RandomizationResult, randomization_test
+from rankproof.stats._results import Result
 from rankproof.stats._tukey import PairComparison, TukeyHSDResult, tukey_hsd_randomized
-from rankproof.stats._validate import PairedScores, paired_scores
+from rankproof.stats._validate import (
+    PairedScores,
+    check_choice,
+    check_probability,
+    paired_scores,
+)
 
 __all__ = [
+    "CORRECTIONS",
+    "TESTS",
     "BootstrapResult",
+    "Correction",
     "DetectionTable",
     "PairComparison",
     "PairedResult",
     "PairedScores",
     "RandomizationResult",
+    "Result",
     "SignTestResult",
     "SimulatedPower",
     "TTestResult",
+    "TestName",
     "TukeyHSDResult",
     "WilcoxonResult",
     "bootstrap_ci",
+    "check_choice",
+    "check_probability",
     "correct",
     "detection_table",
     "nearest_rank",

@@ -179,7 +179,7 @@ def paired_test(
         pw: float | None = _power(mean_d, sd, n, POWER_ALPHA, "two-sided")
         try:
             needed: int | None = _queries_needed(mean_d, sd, POWER_TARGET, POWER_ALPHA, "two-sided")
-        except ValueError:
+        except InputError:  # a zero effect: no number of queries detects it
             needed = None
     else:
         pw, needed = None, None

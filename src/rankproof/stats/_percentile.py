@@ -18,7 +18,7 @@ def nearest_rank(values: Sequence[float], pct: float) -> float:
     if not values:
         raise InputError("a percentile of no values is undefined")
     if not 0 < pct <= 100:
-        raise ValueError(f"pct must be in (0, 100], got {pct!r}")
+        raise InputError(f"pct must be in (0, 100], got {pct!r}")
     ordered = sorted(values)
     rank = max(1, math.ceil(pct / 100.0 * len(ordered)))
     return float(ordered[rank - 1])

@@ -100,9 +100,9 @@ def queries_needed(
     alpha = check_probability(alpha, "alpha")
     alternative = check_alternative(alternative)
     if effect == 0.0:
-        raise ValueError("effect must be non-zero: no number of queries detects a zero effect")
+        raise InputError("effect must be non-zero: no number of queries detects a zero effect")
     if alternative != "two-sided" and (effect > 0) != (alternative == "greater"):
-        raise ValueError(
+        raise InputError(
             f"effect {effect} points away from alternative={alternative!r}; "
             "the power of that test never reaches the target"
         )
@@ -114,7 +114,7 @@ def _queries_needed(effect: float, sd: float, target: float, alpha: float, alter
     z = float(sps.norm.ppf(1.0 - alpha / sides) + sps.norm.ppf(target))
     ratio = z * sd / abs(effect)
     if not ratio < math.sqrt(_MAX_QUERIES):
-        raise ValueError(
+        raise InputError(
             f"effect {effect} is too small relative to sd {sd}: it needs more than "
             f"{_MAX_QUERIES} queries"
         )
@@ -329,9 +329,9 @@ class DetectionTable(Result):
 
 def _check_sequence(values: Any, name: str) -> Sequence[Any]:
     if isinstance(values, str | bytes) or not isinstance(values, Sequence | np.ndarray):
-        raise ValueError(f"{name} must be a sequence; got {values!r}")
+        raise InputError(f"{name} must be a sequence; got {values!r}")
     if len(values) == 0:
-        raise ValueError(f"{name} must not be empty")
+        raise InputError(f"{name} must not be empty")
     return list(values)
 
 
@@ -366,14 +366,14 @@ def detection_table(
             raise InputError("pilot differences are all equal; their SD is 0", field="sd_or_pilot")
     effs = tuple(check_real(e, "effect") for e in _check_sequence(effects, "effects"))
     if any(e == 0.0 for e in effs):
-        raise ValueError("effects must be non-zero")
+        raise InputError("effects must be non-zero")
     sizes = tuple(check_int(k, "n", 2) for k in _check_sequence(ns, "ns"))
     alpha = check_probability(alpha, "alpha")
     target_power = check_probability(target_power, "target_power")
     alternative = check_alternative(alternative)
     method = check_choice(method, "method", ("normal", "simulated"))  # type: ignore[assignment]
     if method == "simulated" and pilot is None:
-        raise ValueError("method='simulated' needs pilot differences, not just an SD")
+        raise InputError("method='simulated' needs pilot differences, not just an SD")
     seed = check_seed(seed)
     test = check_choice(test, "test", ("t", "randomization"))  # type: ignore[assignment]
 

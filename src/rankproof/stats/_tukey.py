@@ -76,10 +76,10 @@ def _score_matrix(
         value = scores[s]
         if isinstance(value, PerQuery):
             if measure is None:
-                raise ValueError("PerQuery inputs need measure=, e.g. measure='nDCG@10'")
+                raise InputError("PerQuery inputs need measure=, e.g. measure='nDCG@10'")
             value = value.scores(measure)
         elif measure is not None:
-            raise ValueError(f"measure={str(measure)!r} is only meaningful for PerQuery inputs")
+            raise InputError(f"measure={str(measure)!r} is only meaningful for PerQuery inputs")
         if not isinstance(value, Mapping):
             raise InputError(
                 f"scores of system {s!r} must be a {{qid: score}} mapping; "

@@ -142,7 +142,7 @@ def paired_scores(
         )
     kind = kinds[0]
     if kind != "PerQuery" and measure is not None:
-        raise ValueError(f"measure={str(measure)!r} is only meaningful for PerQuery inputs")
+        raise InputError(f"measure={str(measure)!r} is only meaningful for PerQuery inputs")
     if kind == "array":
         xa, xb = _check_array(a, "a"), _check_array(b, "b")
         if len(xa) != len(xb):
@@ -159,7 +159,7 @@ def paired_scores(
     mb: Mapping[Any, Any]
     if isinstance(a, PerQuery) and isinstance(b, PerQuery):
         if measure is None:
-            raise ValueError("PerQuery inputs need measure=, e.g. measure='nDCG@10'")
+            raise InputError("PerQuery inputs need measure=, e.g. measure='nDCG@10'")
         name = str(parse(measure))
         ma, mb = a.scores(measure), b.scores(measure)
     else:
@@ -188,10 +188,10 @@ def paired_scores(
 
 
 def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
-    """``value`` if it is one of ``choices``, else ValueError listing them."""
+    """``value`` if it is one of ``choices``, else an `InputError` listing them."""
     if not isinstance(value, str) or value not in choices:
         allowed = ", ".join(repr(c) for c in choices)
-        raise ValueError(f"{name} must be one of {allowed}; got {value!r}")
+        raise InputError(f"{name} must be one of {allowed}; got {value!r}")
     return value
 
 
@@ -203,9 +203,9 @@ def check_alternative(value: Any) -> Alternative:
 def check_int(value: Any, name: str, minimum: int) -> int:
     """``value`` as an int ≥ ``minimum`` (bools rejected)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer; got {value!r}")
+        raise InputError(f"{name} must be an integer; got {value!r}")
     if int(value) < minimum:
-        raise ValueError(f"{name} must be at least {minimum}; got {value}")
+        raise InputError(f"{name} must be at least {minimum}; got {value}")
     return int(value)
 
 
@@ -222,22 +222,22 @@ def check_batch(value: Any) -> int | None:
 def check_probability(value: Any, name: str) -> float:
     """A float strictly between 0 and 1 (confidence levels, α, power)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a number strictly between 0 and 1; got {value!r}")
+        raise InputError(f"{name} must be a number strictly between 0 and 1; got {value!r}")
     f = float(value)
     if not 0.0 < f < 1.0:
-        raise ValueError(f"{name} must be strictly between 0 and 1; got {value!r}")
+        raise InputError(f"{name} must be strictly between 0 and 1; got {value!r}")
     return f
 
 
 def check_real(value: Any, name: str, *, positive: bool = False) -> float:
     """A finite real number (optionally > 0)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a finite number; got {value!r}")
+        raise InputError(f"{name} must be a finite number; got {value!r}")
     f = float(value)
     if not math.isfinite(f):
-        raise ValueError(f"{name} must be a finite number; got {value!r}")
+        raise InputError(f"{name} must be a finite number; got {value!r}")
     if positive and f <= 0.0:
-        raise ValueError(f"{name} must be greater than 0; got {value!r}")
+        raise InputError(f"{name} must be greater than 0; got {value!r}")
     return f
 
 

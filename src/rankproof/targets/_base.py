@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypedDict, runtime_checkable
 
-from rankproof._errors import TargetError
+from rankproof._errors import InputError, TargetError
 from rankproof.targets._case import Case, TargetResponse
 
 
@@ -36,7 +36,7 @@ class Target(Protocol):
 
 def check_name(name: object) -> str:
     if not isinstance(name, str) or not name.strip():
-        raise ValueError(f"a target needs a non-empty name, got {name!r}")
+        raise InputError(f"a target needs a non-empty name, got {name!r}", field="name")
     return name
 
 
@@ -44,21 +44,34 @@ def case_label(target: str, case: Case) -> str:
     return f"target {target!r}, case {case.id!r}"
 
 
-def ids_from(value: object, where: str) -> tuple[str, ...]:
+class Where(TypedDict):
+    """The structured half of a `TargetError` about one case (its message says the same)."""
+
+    case_id: str
+    target: str
+
+
+def where_of(case: Case, target: str) -> Where:
+    return {"case_id": case.id, "target": target}
+
+
+def ids_from(value: object, where: str, *, case_id: str | None = None,
+             target: str | None = None) -> tuple[str, ...]:
     """Validate a system's ranked ids: a list/tuple of non-empty strings.
 
     A bare string is refused (it would be read as one id per character), and
     so are numbers: ``7`` and ``"7"`` must not silently become the same id.
+    ``case_id`` and ``target`` are stamped on the `TargetError`.
     """
     if isinstance(value, str | bytes | bytearray) or not isinstance(value, Sequence):
         raise TargetError(
             f"{where}: expected a sequence of document ids, got {type(value).__name__} "
-            f"{_short(value)}")
+            f"{_short(value)}", case_id=case_id, target=target)
     for i, item in enumerate(value):
         if not isinstance(item, str) or not item:
             raise TargetError(
                 f"{where}: expected document ids to be non-empty strings, item {i + 1} is "
-                f"{type(item).__name__} {_short(item)}")
+                f"{type(item).__name__} {_short(item)}", case_id=case_id, target=target)
     return tuple(value)
 
 
@@ -96,12 +109,13 @@ class CallableTarget:
     def invoke(self, case: Case) -> TargetResponse:
         """Call ``fn(case)`` and time it."""
         where = case_label(self.name, case)
+        ctx = where_of(case, self.name)
         start = time.perf_counter()
         try:
             value = self.fn(case)
         except Exception as exc:
-            raise TargetError(f"{where}: the function raised {type(exc).__name__}: {exc}") \
-                from exc
+            raise TargetError(f"{where}: the function raised {type(exc).__name__}: {exc}",
+                              **ctx) from exc
         latency_ms = (time.perf_counter() - start) * 1000.0
         if isinstance(value, TargetResponse):
             return TargetResponse(ranked_ids=value.ranked_ids, text=value.text,
@@ -110,19 +124,20 @@ class CallableTarget:
             unknown = [k for k in value if k not in ("ids", "text", "meta")]
             if unknown:
                 raise TargetError(f"{where}: unknown key {unknown[0]!r} in the returned mapping; "
-                                  "expected 'ids', 'text', 'meta'")
+                                  "expected 'ids', 'text', 'meta'", **ctx)
             if "ids" not in value:
-                raise TargetError(f"{where}: the returned mapping has no 'ids'")
+                raise TargetError(f"{where}: the returned mapping has no 'ids'", **ctx)
             text = value.get("text")
             if text is not None and not isinstance(text, str):
                 raise TargetError(f"{where}: 'text' must be a string or None, got "
-                                  f"{type(text).__name__}")
+                                  f"{type(text).__name__}", **ctx)
             meta = value.get("meta") or {}
             if not isinstance(meta, Mapping):
-                raise TargetError(f"{where}: 'meta' must be a mapping, got {type(meta).__name__}")
-            return TargetResponse(ranked_ids=ids_from(value["ids"], where), text=text,
+                raise TargetError(f"{where}: 'meta' must be a mapping, got {type(meta).__name__}",
+                                  **ctx)
+            return TargetResponse(ranked_ids=ids_from(value["ids"], where, **ctx), text=text,
                                   latency_ms=latency_ms, meta=meta)
-        return TargetResponse(ranked_ids=ids_from(value, where), latency_ms=latency_ms)
+        return TargetResponse(ranked_ids=ids_from(value, where, **ctx), latency_ms=latency_ms)
 
     def invoke_many(self, cases: Sequence[Case]) -> list[TargetResponse]:
         """``invoke`` each case in order (sequentially: a function shares the caller's GIL)."""

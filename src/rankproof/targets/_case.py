@@ -204,7 +204,8 @@ class TargetResponse:
         latency = self.latency_ms
         if isinstance(latency, bool) or not isinstance(latency, int | float) \
                 or not math.isfinite(latency) or latency < 0:
-            raise ValueError(f"latency_ms must be a finite number >= 0, found {latency!r}")
+            raise InputError(f"latency_ms must be a finite number >= 0, found {latency!r}",
+                             field="latency_ms")
         if not isinstance(self.meta, Mapping):
             raise TypeError(f"meta must be a mapping, found {type(self.meta).__name__}")
         object.__setattr__(self, "ranked_ids", ids)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any, TypeAlias
 import yaml
 
 from rankproof._errors import InputError
+from rankproof.data import Input, read_jsonl
 from rankproof.targets._case import Case
 
 Loader: TypeAlias = Callable[[Path], Iterable[Case | Mapping[str, Any]]]
@@ -43,7 +43,7 @@ _CUSTOM: dict[str, Loader] = {}
 def _norm_suffix(suffix: str) -> str:
     if not isinstance(suffix, str) or not suffix.strip(". ") or os.sep in suffix \
             or "/" in suffix:
-        raise ValueError(f"a loader suffix looks like '.tsv', got {suffix!r}")
+        raise InputError(f"a loader suffix looks like '.tsv', got {suffix!r}", field="suffix")
     return "." + suffix.lower().lstrip(".")
 
 
@@ -63,18 +63,20 @@ def register_loader(suffix: str) -> Callable[[Loader], Loader]:
     since only the loader knows lines). The suffix is case-insensitive and
     may be compound (``.json.gz``). Registering a suffix that is already
     taken — by a built-in format or an earlier registration — raises
-    ValueError: two loaders silently competing for one suffix would make
+    `InputError`: two loaders silently competing for one suffix would make
     the same file load differently depending on import order.
     """
     key = _norm_suffix(suffix)
     if key in _BUILTIN or key in _CUSTOM:
-        raise ValueError(f"a golden-set loader for {key!r} is already registered")
+        raise InputError(f"a golden-set loader for {key!r} is already registered",
+                         field="suffix")
 
     def decorator(fn: Loader) -> Loader:
         if not callable(fn):
             raise TypeError(f"a loader must be callable, got {type(fn).__name__}")
         if key in _BUILTIN or key in _CUSTOM:
-            raise ValueError(f"a golden-set loader for {key!r} is already registered")
+            raise InputError(f"a golden-set loader for {key!r} is already registered",
+                             field="suffix")
         _CUSTOM[key] = fn
         return fn
 
@@ -146,17 +148,13 @@ def _finish(path: Path, located: _Located, *, by_line: bool) -> tuple[Case, ...]
 
 
 def _read_text(path: Path) -> str:
+    """The file's text through the project's one text reader (UTF-8, BOM, gzip by content)."""
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read the golden set: {exc.strerror}", path=str(path)) from None
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"invalid UTF-8 ({exc.reason})", path=str(path),
-                         line=data[: exc.start].count(b"\n") + 1) from None
+        return Input.open(path).text()
+    except InputError as exc:
+        if exc.line is not None:  # invalid UTF-8: keep the reader's message and line
+            raise
+        raise InputError(f"cannot read the golden set: {exc.reason}", path=str(path)) from None
 
 
 def _case(row: Any, path: Path, line: int | None, prefix: str = "",
@@ -176,21 +174,9 @@ def _case(row: Any, path: Path, line: int | None, prefix: str = "",
 
 
 def _load_jsonl(path: Path, text: str) -> _Located:
-    out: _Located = []
-    lines = io.StringIO(text, newline=None)  # universal newlines, not str.splitlines
-    for lineno, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        try:
-            row = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON: {exc.msg} at column {exc.colno}",
-                             path=str(path), line=lineno) from None
-        if not isinstance(row, dict):
-            raise InputError(f"each line must be a JSON object, found {type(row).__name__}",
-                             path=str(path), line=lineno)
-        out.append((lineno, _case(row, path, lineno)))
-    return out
+    src = Input.from_bytes(text.encode("utf-8"), str(path))
+    return [(lineno, _case(row, path, lineno))
+            for lineno, row in read_jsonl(src, allow_empty=True)]
 
 
 # -- YAML -----------------------------------------------------------------------

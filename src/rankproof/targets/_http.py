@@ -25,8 +25,8 @@ from typing import Any
 
 import httpx
 
-from rankproof._errors import TargetError
-from rankproof.targets._base import _short, case_label, check_name, ids_from
+from rankproof._errors import InputError, TargetError
+from rankproof.targets._base import Where, _short, case_label, check_name, ids_from, where_of
 from rankproof.targets._case import Case, TargetResponse
 
 logger = logging.getLogger("rankproof.targets")
@@ -128,15 +128,18 @@ class HttpTarget:
         try:
             parsed = httpx.URL(url)
         except (httpx.InvalidURL, TypeError) as exc:
-            raise ValueError(f"url is not a valid URL: {url!r} ({exc})") from None
+            raise InputError(f"url is not a valid URL: {url!r} ({exc})", field="url") from None
         if parsed.scheme not in ("http", "https") or not parsed.host:
-            raise ValueError(f"url must be an absolute http:// or https:// URL, got {url!r}")
+            raise InputError(f"url must be an absolute http:// or https:// URL, got {url!r}",
+                             field="url")
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) \
                 or not math.isfinite(timeout) or timeout <= 0:
-            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+            raise InputError(f"timeout must be a positive number of seconds, got {timeout!r}",
+                             field="timeout")
         if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) \
                 or max_concurrency < 1:
-            raise ValueError(f"max_concurrency must be an integer >= 1, got {max_concurrency!r}")
+            raise InputError(f"max_concurrency must be an integer >= 1, got {max_concurrency!r}",
+                             field="max_concurrency")
         if isinstance(meta_keys, str) or not all(isinstance(k, str) for k in meta_keys):
             raise TypeError(f"meta_keys must be a sequence of strings, got {meta_keys!r}")
         if not callable(build_payload) or not callable(extract):
@@ -191,20 +194,22 @@ class HttpTarget:
         if self._closed:
             raise RuntimeError(f"HttpTarget {self.name!r} is closed")
         where = f"{case_label(self.name, case)}: POST {self.url}"
+        ctx = where_of(case, self.name)
         try:
             payload = self.build_payload(case)
         except Exception as exc:
-            raise TargetError(f"{where}: build_payload raised {type(exc).__name__}: {exc}") \
-                from exc
+            raise TargetError(f"{where}: build_payload raised {type(exc).__name__}: {exc}",
+                              **ctx) from exc
         try:
             content = json.dumps(payload).encode("utf-8")
         except (TypeError, ValueError) as exc:
-            raise TargetError(f"{where}: the payload is not JSON-serialisable: {exc}") from exc
+            raise TargetError(f"{where}: the payload is not JSON-serialisable: {exc}",
+                              **ctx) from exc
 
         start = time.perf_counter()
-        response = self._send(content, where)
+        response = self._send(content, where, ctx)
         latency_ms = (time.perf_counter() - start) * 1000.0
-        return self._parse(response, where, latency_ms)
+        return self._parse(response, where, latency_ms, ctx)
 
     def invoke_many(self, cases: Sequence[Case]) -> list[TargetResponse]:
         """Invoke every case with at most ``max_concurrency`` requests in flight.
@@ -228,7 +233,7 @@ class HttpTarget:
             pool.shutdown(wait=True, cancel_futures=True)
 
     # -- internals ------------------------------------------------------------
-    def _send(self, content: bytes, where: str) -> httpx.Response:
+    def _send(self, content: bytes, where: str, ctx: Where) -> httpx.Response:
         """At most two attempts; returns a 2xx response or raises `TargetError`."""
         headers = {"Content-Type": "application/json"}
         for attempt in range(1, _ATTEMPTS + 1):
@@ -238,12 +243,13 @@ class HttpTarget:
             except httpx.TransportError as exc:
                 reason = _describe_transport_error(exc, self.timeout)
                 if last:
-                    raise TargetError(
-                        f"{where}: {reason}, after {_ATTEMPTS} attempts") from exc
+                    raise TargetError(f"{where}: {reason}, after {_ATTEMPTS} attempts",
+                                      attempts=attempt, **ctx) from exc
                 logger.info("%s: %s; retrying once", where, reason)
                 continue
             except httpx.HTTPError as exc:  # not transient (e.g. a decoding error): no retry
-                raise TargetError(f"{where}: {type(exc).__name__}: {exc}") from exc
+                raise TargetError(f"{where}: {type(exc).__name__}: {exc}", attempts=attempt,
+                                  **ctx) from exc
             status = response.status_code
             if 200 <= status < 300:
                 return response
@@ -253,40 +259,46 @@ class HttpTarget:
                 detail += f" ({_short(body)})"
             if status >= 500:
                 if last:
-                    raise TargetError(f"{where}: {detail}, after {_ATTEMPTS} attempts")
+                    raise TargetError(f"{where}: {detail}, after {_ATTEMPTS} attempts",
+                                      status=status, attempts=attempt, **ctx)
                 logger.info("%s: %s; retrying once", where, detail)
                 continue
             # 4xx (and unfollowed 3xx/1xx): the request is wrong, resending will not help.
-            raise TargetError(f"{where}: {detail}; not retried (a client error is not transient)")
+            raise TargetError(f"{where}: {detail}; not retried (a client error is not transient)",
+                              status=status, attempts=attempt, **ctx)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _parse(self, response: httpx.Response, where: str, latency_ms: float) -> TargetResponse:
+    def _parse(self, response: httpx.Response, where: str, latency_ms: float,
+               ctx: Where) -> TargetResponse:
+        status = response.status_code
         try:
             body = json.loads(response.content)
         except (ValueError, UnicodeDecodeError) as exc:
             raise TargetError(
                 f"{where}: the response body is not JSON ({exc}); body starts "
-                f"{_short(response.text, 80)}") from exc
+                f"{_short(response.text, 80)}", status=status, **ctx) from exc
         if not isinstance(body, dict):
             raise TargetError(f"{where}: expected a JSON object, got a JSON "
-                              f"{_json_kind(body)}: {_short(body, 80)}")
+                              f"{_json_kind(body)}: {_short(body, 80)}", status=status, **ctx)
         try:
             raw_ids = self.extract(body)
         except Exception as exc:
-            raise TargetError(f"{where}: extract raised {type(exc).__name__}: {exc}") from exc
-        ids = ids_from(raw_ids, f"{where}: extract")
+            raise TargetError(f"{where}: extract raised {type(exc).__name__}: {exc}",
+                              status=status, **ctx) from exc
+        ids = ids_from(raw_ids, f"{where}: extract", **ctx)
         text: str | None = None
         if self.text_key is not None:
             value = body.get(self.text_key)
             if value is not None and not isinstance(value, str):
                 raise TargetError(f"{where}: {self.text_key!r} must be a string, got "
-                                  f"{_json_kind(value)}")
+                                  f"{_json_kind(value)}", status=status, **ctx)
             text = value
         meta: dict[str, Any] = {}
         for key in self.meta_keys:
             if key not in body:
                 raise TargetError(f"{where}: meta key {key!r} is missing from the response "
-                                  f"(keys: {', '.join(map(repr, body))})")
+                                  f"(keys: {', '.join(map(repr, body))})", status=status,
+                                  **ctx)
             meta[key] = body[key]
         return TargetResponse(ranked_ids=ids, text=text, latency_ms=latency_ms, meta=meta)
 

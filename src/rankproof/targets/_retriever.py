@@ -10,13 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from rankproof._errors import TargetError
+from rankproof._errors import InputError, TargetError
 from rankproof.targets._base import case_label, check_name
 from rankproof.targets._case import Case, TargetResponse
 
 if TYPE_CHECKING:
-    from rankproof.retrieval import Retriever, StageOutput
-    from rankproof.retrieval._base import Docs
+    from rankproof.retrieval import Docs, Retriever, StageOutput
 
 
 class RetrieverTarget:
@@ -42,7 +41,7 @@ class RetrieverTarget:
             raise TypeError(f"retriever must have a search(queries, k) method, got "
                             f"{type(retriever).__name__}")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ValueError(f"k must be a positive integer, got {k!r}")
+            raise InputError(f"k must be a positive integer, got {k!r}", field="k")
         self.retriever = retriever
         self.name = check_name(name if name is not None else getattr(retriever, "name", None))
         self.k = k
@@ -54,7 +53,7 @@ class RetrieverTarget:
 
     def invoke(self, case: Case) -> TargetResponse:
         """Search for one case."""
-        return self._search([case], case_label(self.name, case))[0]
+        return self._search([case], case_label(self.name, case), case.id)[0]
 
     def invoke_many(self, cases: Sequence[Case]) -> list[TargetResponse]:
         """Search for all cases in one batch (one call to ``search``), in input order.
@@ -67,16 +66,20 @@ class RetrieverTarget:
         ids = [c.id for c in cases]
         if len(set(ids)) != len(ids):
             dup = next(i for i in ids if ids.count(i) > 1)
-            raise ValueError(f"case ids must be unique in one batch; {dup!r} is repeated")
+            raise InputError(f"case ids must be unique in one batch; {dup!r} is repeated",
+                             field="id")
         label = (case_label(self.name, cases[0]) if len(cases) == 1
                  else f"target {self.name!r}, cases {ids[0]!r}..{ids[-1]!r} ({len(ids)})")
-        return self._search(cases, label)
+        return self._search(cases, label, cases[0].id if len(cases) == 1 else None)
 
-    def _search(self, cases: Sequence[Case], where: str) -> list[TargetResponse]:
+    def _search(self, cases: Sequence[Case], where: str,
+                case_id: str | None) -> list[TargetResponse]:
+        """One call of the stage; a failure names the case when the batch is one case."""
         try:
             out: StageOutput = self.retriever.search([(c.id, c.query) for c in cases], self.k)
         except Exception as exc:
-            raise TargetError(f"{where}: search raised {type(exc).__name__}: {exc}") from exc
+            raise TargetError(f"{where}: search raised {type(exc).__name__}: {exc}",
+                              case_id=case_id, target=self.name) from exc
         rows: dict[str, list[tuple[str, float]]] = {}
         for qid, docid, score in out.run.iter_rows():
             rows.setdefault(qid, []).append((docid, score))
@@ -89,7 +92,7 @@ class RetrieverTarget:
                 latency = float(out.latency_ms[case.id])
             except KeyError:
                 raise TargetError(f"{case_label(self.name, case)}: the stage reported no latency "
-                                  "for this query") from None
+                                  "for this query", case_id=case.id, target=self.name) from None
             responses.append(TargetResponse(ranked_ids=tuple(d for d, _ in ranked),
                                             latency_ms=latency, meta=meta))
         return responses

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from rankproof._errors import InputError, RankproofError
+from rankproof._errors import InputError, MissingExtraError, RankproofError, TargetError
 from rankproof._version import __version__
 from rankproof.data import Qrels, Run
 from rankproof.measures import Measure, MetricDef, evaluate, lookup, resolve
@@ -80,6 +80,14 @@ class CaseRow:
         object.__setattr__(self, "tags", tuple(self.tags))
 
     __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        parts = [f"{k}={v:.4g}" for k, v in list(self.values.items())[:_SHOWN]]
+        if len(self.values) > _SHOWN:
+            parts.append(f"and {len(self.values) - _SHOWN} more")
+        if self.latency_ms is not None:
+            parts.append(f"{self.latency_ms:.4g} ms")
+        return f"CaseRow({', '.join([repr(self.case_id), *parts])})"
 
 
 @dataclass(frozen=True)
@@ -152,6 +160,18 @@ class RunResult:
 
     __hash__ = None  # type: ignore[assignment]
 
+    def __repr__(self) -> str:
+        parts = [repr(self.name), f"{len(self.rows):,} case{'s' if len(self.rows) != 1 else ''}"]
+        if self.metrics:
+            parts.append(f"metrics {', '.join(self.metrics[:_SHOWN])}"
+                         + (f" and {len(self.metrics) - _SHOWN} more"
+                            if len(self.metrics) > _SHOWN else ""))
+        if self.aggregates:
+            parts.append(f"aggregates {', '.join(list(self.aggregates)[:_SHOWN])}"
+                         + (f" and {len(self.aggregates) - _SHOWN} more"
+                            if len(self.aggregates) > _SHOWN else ""))
+        return f"RunResult({', '.join(parts)})"
+
     # -- access -------------------------------------------------------------
     @property
     def case_ids(self) -> tuple[str, ...]:
@@ -222,6 +242,28 @@ class RunResult:
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame: one row per case (index ``case_id``), one column per metric.
+
+        Columns are ``metrics`` in order (NaN where a row lacks a value, e.g. an
+        unscored query of a report), then ``latency_ms`` (unless it is already
+        a metric). Run-level ``aggregates`` are one number per run, not per
+        case, so they stay on the result. pandas is the optional ``pandas``
+        extra, imported only here.
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise MissingExtraError("RunResult.to_pandas needs pandas: pip install "
+                                    "'rankproof[pandas]'") from None
+        columns = list(self.metrics)
+        data: dict[str, list[float]] = {
+            m: [r.values.get(m, math.nan) for r in self.rows] for m in columns}
+        if "latency_ms" not in data:
+            data["latency_ms"] = [math.nan if r.latency_ms is None else r.latency_ms
+                                  for r in self.rows]
+        return pd.DataFrame(data, index=pd.Index(list(self.case_ids), name="case_id"))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunResult:
@@ -305,12 +347,13 @@ def _invoke(target: Target, cases: Sequence[Case]) -> list[TargetResponse]:
     many = getattr(target, "invoke_many", None)
     responses = list(many(cases)) if callable(many) else [target.invoke(c) for c in cases]
     if len(responses) != len(cases):
-        raise RankproofError(f"target {target.name!r} returned {len(responses)} responses for "
-                             f"{len(cases)} cases")
+        raise TargetError(f"target {target.name!r} returned {len(responses)} responses for "
+                          f"{len(cases)} cases", target=target.name)
     for c, r in zip(cases, responses, strict=True):
         if not isinstance(r, TargetResponse):
-            raise RankproofError(f"target {target.name!r}, case {c.id!r}: expected a "
-                                 f"TargetResponse, got {type(r).__name__}")
+            raise TargetError(f"target {target.name!r}, case {c.id!r}: expected a "
+                              f"TargetResponse, got {type(r).__name__}", case_id=c.id,
+                              target=target.name)
     return responses
 
 
@@ -396,7 +439,7 @@ def run(
     scoring 0, which would make a broken golden set look like a bad system.
     """
     if not isinstance(name, str) or not name.strip():
-        raise ValueError(f"a run needs a non-empty name, got {name!r}")
+        raise InputError(f"a run needs a non-empty name, got {name!r}", field="name")
     cases = as_cases(goldens)
     defs = resolve(list(metrics) if not isinstance(metrics, str) else [metrics])
     needing = [d.name for d in defs if d.needs_judgments]

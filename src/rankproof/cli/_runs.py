@@ -1,0 +1,177 @@
+"""What every command that reads runs shares: its options, its reader, its run names.
+
+One flag means one thing everywhere, so the options are made here, once:
+``--order``, ``--topics``, ``-l/--rel-level``, ``--allow-extra-columns``,
+``--dedupe`` and ``--name``. Their choices come from the library's own types
+(`rankproof.data.Order`, `rankproof.data.Dedupe`,
+`rankproof.measures.TopicPolicy`), so a new choice in the library is a new
+choice here without an edit.
+
+Runs and qrels are read through `rankproof.data.load_run` / `load_qrels`
+(TREC, BEIR TSV, JSON, JSONL, MS MARCO; ``-`` for standard input, which can
+be read only once). A run is named, in every command and every output
+format, by:
+
+1. ``--name``, given once per run in run order; else
+2. its run tag (TREC's sixth column) when no other run has the same tag; else
+3. its path, cut to the shortest suffix of folders that tells it apart from
+   the other runs' paths (the file's last component without ``.gz`` and its
+   format suffix, then its parent folders as needed).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast, get_args
+
+import typer
+
+from rankproof._errors import InputError
+from rankproof._io import atomic_write
+from rankproof.data import Dedupe, Order, Qrels, Run, load_qrels, load_run
+from rankproof.measures import TopicPolicy
+
+STDIN = "-"
+
+
+def choices(name: str, values: tuple[Any, ...]) -> type[StrEnum]:
+    """A Typer choice type whose members are the library's own values."""
+    return cast(type[StrEnum], cast(Any, StrEnum)(name, [(str(v), str(v)) for v in values]))
+
+
+if TYPE_CHECKING:
+    OrderChoice = str
+    TopicsChoice = str
+    DedupeChoice = str
+else:
+    OrderChoice = choices("OrderChoice", get_args(Order))
+    TopicsChoice = choices("TopicsChoice", get_args(TopicPolicy))
+    DedupeChoice = choices("DedupeChoice", get_args(Dedupe))
+
+
+def order_option() -> Any:
+    return typer.Option("score", "--order",
+                        help="Rank by score, ties by docid descending (trec_eval), or by the "
+                             "run's rank column.")
+
+
+def topics_option() -> Any:
+    return typer.Option(
+        "complete", "--topics",
+        help="complete: every qrels topic counts, missing ones score 0 (trec_eval -c). "
+             "intersection: only topics in both (trec_eval 9 without -c).")
+
+
+def rel_level_option() -> Any:
+    return typer.Option(1, "-l", "--rel-level", metavar="N",
+                        help="Minimum label counted as relevant (trec_eval -l).")
+
+
+def dedupe_option() -> Any:
+    return typer.Option(None, "--dedupe",
+                        help="Keep the first or the highest-scored of duplicate (qid, docid) "
+                             "rows instead of failing.")
+
+
+def allow_extra_columns_option() -> Any:
+    return typer.Option(False, "--allow-extra-columns",
+                        help="Accept run lines with more columns than the format has "
+                             "(trec_eval ignores the extra).")
+
+
+def names_option() -> Any:
+    return typer.Option(None, "--name", metavar="NAME",
+                        help="Name of each run in the output, once per run in run order "
+                             "(default: its run tag when unique, else its path made unique).")
+
+
+def runs_argument(help: str = "One or more runs (TREC, BEIR TSV, JSON, JSONL, MS MARCO; .gz "
+                               "ok; - for standard input).") -> Any:
+    return typer.Argument(..., metavar="RUN...", help=help)
+
+
+def qrels_argument() -> Any:
+    return typer.Argument(..., metavar="QRELS",
+                          help="Judgments (TREC qrels, BEIR TSV, JSON, JSONL; - for standard "
+                               "input).")
+
+
+def output_option(help: str) -> Any:
+    return typer.Option(None, "-o", "--output", metavar="PATH", help=help + " - is standard "
+                                                                             "output.")
+
+
+def write_output(path: Path | str, text: str) -> None:
+    """Write ``text`` to ``path`` atomically, or to standard output when ``path`` is ``-``."""
+    if str(path) == STDIN:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    with atomic_write(path) as fh:
+        fh.write(text)
+
+
+def _value(choice: StrEnum | str | None) -> Any:
+    return None if choice is None else str(choice)
+
+
+def _check_stdin(paths: list[str]) -> None:
+    if paths.count(STDIN) > 1:
+        raise InputError("standard input (-) can be read only once, and it is given "
+                         f"{paths.count(STDIN)} times")
+
+
+def load_qrels_arg(path: Path | str, dedupe: DedupeChoice | None = None) -> Qrels:
+    return load_qrels(str(path), dedupe=_value(dedupe))
+
+
+def load_runs(qrels: Path | str | None, paths: list[Path], *, names: list[str] | None = None,
+              dedupe: DedupeChoice | None = None,
+              allow_extra_columns: bool = False) -> tuple[Qrels | None, list[Run]]:
+    """Read the qrels (if given) and the runs, named by the rules in the module docstring."""
+    given = [str(p) for p in paths]
+    _check_stdin([*([str(qrels)] if qrels is not None else []), *given])
+    if names and len(names) != len(given):
+        raise InputError(f"--name is given {len(names)} time(s) for {len(given)} run(s); give "
+                         "it once per run, in run order", field="--name")
+    q = load_qrels_arg(qrels, dedupe) if qrels is not None else None
+    runs = [load_run(p, dedupe=_value(dedupe),
+                     extra_columns="ignore" if allow_extra_columns else "error")
+            for p in given]
+    labels = list(names) if names else run_names(given, runs)
+    dup = sorted({n for n in labels if labels.count(n) > 1})
+    if dup:
+        raise InputError(f"two runs would be named {dup[0]!r}: give each run a --name",
+                         field="--name")
+    return q, [r if r.name == n else dataclasses.replace(r, name=n)
+               for r, n in zip(runs, labels, strict=True)]
+
+
+def run_names(paths: list[str], runs: list[Run]) -> list[str]:
+    """Each run's name: its tag when unique among the runs, else its path made unique."""
+    tags = [r.tag for r in runs]
+    by_path = path_names(paths, [r.name for r in runs])
+    out = [t if t and tags.count(t) == 1 else p for t, p in zip(tags, by_path, strict=True)]
+    if len(set(out)) != len(out):  # a tag equal to another run's path name: paths for all
+        return by_path
+    return out
+
+
+def path_names(paths: list[str], stems: list[str]) -> list[str]:
+    """The shortest suffix of each path (``stem``, ``folder/stem``, …) that no other has."""
+    parts = [[*Path(p).absolute().parts[:-1], s] if p != STDIN else [s]
+             for p, s in zip(paths, stems, strict=True)]
+    names = [p[-1] for p in parts]
+    for i, own in enumerate(parts):
+        depth = 1
+        while depth < len(own):
+            name = "/".join(own[-depth:])
+            if not any("/".join(other[-depth:]) == name
+                       for j, other in enumerate(parts) if j != i):
+                break
+            depth += 1
+        names[i] = "/".join(own[-depth:])
+    return names

@@ -1,0 +1,221 @@
+"""The engine under every comparison: pair, test, correct, decide — once.
+
+`compare_pairs` is the single place where two sides are paired by id, tested,
+corrected as one family and given a verdict by the measure's polarity.
+`compare_scores` feeds it a ``{system: {measure: {qid: value}}}`` table;
+`rankproof.comparison.compare` feeds it evaluated runs; the gate feeds it one
+pairing per baseline check (each with its own scope and α). Keeping one
+engine is what makes a pairing mismatch the same `PairingError`, and a
+"win" the same thing, wherever a comparison is made.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from rankproof._errors import InputError, PairingError
+from rankproof.comparison._row import Comparison, ComparisonRow, Verdict
+from rankproof.measures import polarity
+from rankproof.stats import (
+    CORRECTIONS,
+    PairedResult,
+    TestName,
+    TukeyHSDResult,
+    check_choice,
+    check_probability,
+    correct,
+    paired_test,
+    tukey_hsd_randomized,
+)
+
+Pairs = Literal["baseline", "all"]
+_SHOWN = 5
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """One requested comparison: two sides' ``{id: value}`` scores on one measure.
+
+    ``alpha`` overrides the call's level for this row (a gate check may set
+    its own). ``unit`` names what the ids are ("query" or "case") and
+    ``context`` says where the pairing comes from (e.g. ``check 'x'``); both
+    only shape error messages.
+    """
+
+    candidate: str
+    baseline: str
+    measure: str
+    candidate_scores: Mapping[str, float]
+    baseline_scores: Mapping[str, float]
+    higher_is_better: bool
+    alpha: float | None = None
+    unit: str = "query"
+    context: str | None = None
+
+
+def _shown(ids: Sequence[str]) -> str:
+    head = ", ".join(map(repr, ids[:_SHOWN]))
+    return head + (f" and {len(ids) - _SHOWN} more" if len(ids) > _SHOWN else "")
+
+
+def _plural(unit: str) -> str:
+    return unit[:-1] + "ies" if unit.endswith("y") else unit + "s"
+
+
+def _aligned(p: Pairing) -> tuple[tuple[str, ...], tuple[float, ...], tuple[float, ...]]:
+    """The pairing's ids (sorted) and both sides' values; `PairingError` when ids differ."""
+    only_c = sorted(set(p.candidate_scores) - set(p.baseline_scores))
+    only_b = sorted(set(p.baseline_scores) - set(p.candidate_scores))
+    where = f"{p.context}: " if p.context else ""
+    if only_c or only_b:
+        raise PairingError(
+            f"{where}{p.candidate!r} and {p.baseline!r} cover different {_plural(p.unit)} for "
+            f"{p.measure} ({len(only_c)} only in {p.candidate!r}: {_shown(only_c) or 'none'}; "
+            f"{len(only_b)} only in {p.baseline!r}: {_shown(only_b) or 'none'}); pairing is "
+            f"by {p.unit} id",
+            only_left=only_c, only_right=only_b)
+    if not p.candidate_scores:
+        raise InputError(f"{where}no {p.unit} has a value for {p.measure!r}")
+    qids = tuple(sorted(p.candidate_scores))
+    return (qids, tuple(float(p.candidate_scores[q]) for q in qids),
+            tuple(float(p.baseline_scores[q]) for q in qids))
+
+
+def verdict(p_corrected: float, alpha: float, difference: float,
+            higher_is_better: bool) -> Verdict:
+    """*better*/*worse* when ``p_corrected ≤ alpha`` and the means differ, by polarity."""
+    if p_corrected <= alpha and difference != 0.0:
+        return "better" if (difference > 0) == higher_is_better else "worse"
+    return "no detectable difference"
+
+
+def _row(p: Pairing, aligned: tuple[tuple[str, ...], tuple[float, ...], tuple[float, ...]],
+         r: PairedResult, p_corrected: float, alpha: float, correction: str) -> ComparisonRow:
+    level = alpha if p.alpha is None else p.alpha
+    v = verdict(p_corrected, level, r.difference, p.higher_is_better)
+    underpowered = (v == "no detectable difference" and r.queries_needed is not None
+                    and r.queries_needed > r.n)
+    qids, cand, base = aligned
+    return ComparisonRow(
+        baseline=p.baseline, candidate=p.candidate, measure=p.measure,
+        higher_is_better=p.higher_is_better, result=r, p_corrected=float(p_corrected),
+        verdict=v, underpowered=underpowered, alpha=level, correction=correction, qids=qids,
+        candidate_values=cand, baseline_values=base)
+
+
+def compare_pairs(
+    pairings: Sequence[Pairing],
+    *,
+    test: TestName = "randomization",
+    alpha: float = 0.05,
+    correction: str = "holm",
+    resamples: int = 10_000,
+    seed: int = 0,
+    confidence_level: float = 0.95,
+    p_corrected: Sequence[float] | None = None,
+) -> tuple[ComparisonRow, ...]:
+    """Pair, test and correct every pairing as one family; one row each, in order.
+
+    Every pairing must cover the same ids on both sides (`PairingError`
+    otherwise, listing both sides' extra ids). The p-values of all pairings
+    are adjusted together by ``correction`` ("holm", "bh", "bonferroni",
+    "none"), unless ``p_corrected`` supplies them (e.g. from Tukey HSD, which
+    controls the family itself; ``correction`` then names that procedure).
+    """
+    alpha = check_probability(alpha, "alpha")
+    for p in pairings:
+        if p.alpha is not None:
+            check_probability(p.alpha, "alpha")
+    if p_corrected is None:
+        correction = check_choice(correction, "correction", CORRECTIONS)
+    aligned = [_aligned(p) for p in pairings]
+    results = []
+    for p, (qids, cand, base) in zip(pairings, aligned, strict=True):
+        r = paired_test(dict(zip(qids, cand, strict=True)), dict(zip(qids, base, strict=True)),
+                        test, confidence_level=confidence_level, resamples=resamples,
+                        seed=seed)
+        results.append(dataclasses.replace(r, measure=p.measure))
+    if p_corrected is None:
+        adjusted = (correct([r.p_value for r in results], correction).tolist()  # type: ignore[arg-type]
+                    if results else [])
+    else:
+        adjusted = [float(x) for x in p_corrected]
+        if len(adjusted) != len(results):
+            raise InputError(f"{len(adjusted)} corrected p-values for {len(results)} pairings")
+    return tuple(_row(p, a, r, q, alpha, correction)
+                 for p, a, r, q in zip(pairings, aligned, results, adjusted, strict=True))
+
+
+def compare_scores(
+    scores: Mapping[str, Mapping[str, Mapping[str, float]]],
+    *,
+    baseline: str | None = None,
+    higher_is_better: Mapping[str, bool] | None = None,
+    test: TestName = "randomization",
+    alpha: float = 0.05,
+    correction: str = "holm",
+    pairs: Pairs = "baseline",
+    resamples: int = 10_000,
+    seed: int = 0,
+    confidence_level: float = 0.95,
+    unit: str = "query",
+) -> Comparison:
+    """Compare systems given as per-query scores: ``{system: {measure: {qid: value}}}``.
+
+    ``baseline`` defaults to the first system. Every measure the baseline
+    has is compared; each system must have every one of them. Polarity comes
+    from ``higher_is_better`` or, for names it lacks, from the metric
+    registry (`rankproof.measures.polarity`). ``pairs="baseline"`` compares
+    each other system with the baseline, corrected together by
+    ``correction``; ``pairs="all"`` compares every pair with randomized
+    Tukey HSD p-values per measure.
+    """
+    if not isinstance(scores, Mapping) or len(scores) < 2:
+        got = len(scores) if isinstance(scores, Mapping) else type(scores).__name__
+        raise InputError(f"a comparison needs at least two systems, got {got}")
+    systems = list(scores)
+    base = baseline if baseline is not None else systems[0]
+    if base not in scores:
+        raise InputError(f"baseline {base!r} is not one of the systems: {', '.join(systems)}")
+    pairs = check_choice(pairs, "pairs", ("baseline", "all"))  # type: ignore[assignment]
+    alpha = check_probability(alpha, "alpha")
+    correction = check_choice(correction, "correction", CORRECTIONS)
+    measures = list(scores[base])
+    if not measures:
+        raise InputError(f"the baseline {base!r} has no measures")
+    for s in systems:
+        lacking = [m for m in measures if m not in scores[s]]
+        if lacking:
+            raise InputError(f"system {s!r} has no scores for {', '.join(lacking)}")
+    hib = {m: (higher_is_better[m] if higher_is_better and m in higher_is_better
+               else polarity(m)) for m in measures}
+    if pairs == "baseline":
+        couples = [(base, c) for c in systems if c != base]
+    else:
+        couples = [(systems[i], systems[j]) for i in range(len(systems))
+                   for j in range(i + 1, len(systems))]
+    pairings = [Pairing(candidate=c, baseline=b, measure=m, candidate_scores=scores[c][m],
+                        baseline_scores=scores[b][m], higher_is_better=hib[m], unit=unit)
+                for m in measures for b, c in couples]
+    tukey: dict[str, TukeyHSDResult] = {}
+    fixed: list[float] | None = None
+    if pairs == "all":
+        for p in pairings:
+            _aligned(p)  # the one pairing rule, before Tukey reports it its own way
+        for m in measures:
+            tukey[m] = tukey_hsd_randomized({s: scores[s][m] for s in systems},
+                                            resamples=resamples, seed=seed)
+        fixed = [tukey[p.measure].p_value(p.baseline, p.candidate) for p in pairings]
+    rows = compare_pairs(pairings, test=test, alpha=alpha,
+                         correction=correction if fixed is None else "tukey-hsd",
+                         resamples=resamples, seed=seed, confidence_level=confidence_level,
+                         p_corrected=fixed)
+    n = rows[0].result.n if rows else 0
+    return Comparison(
+        systems=tuple(systems), baseline=base, measures=tuple(measures), pairs=pairs,
+        test=test, alpha=alpha,
+        correction=correction if pairs == "baseline" else "tukey-hsd", resamples=resamples,
+        seed=seed, confidence_level=confidence_level, n_topics=n, rows=rows, tukey=tukey)

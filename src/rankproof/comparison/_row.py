@@ -1,0 +1,322 @@
+"""`ComparisonRow` and `Comparison`: the one row type every comparison produces.
+
+`rankproof compare`, the experiment harness and the gate's baseline checks
+all store this row, so a saved comparison, an eval report and a gate result
+say the same thing in the same words, and any of them can serve as the pilot
+of a power analysis: a row keeps the paired per-query values it was computed
+from (``qids``, ``candidate_values``, ``baseline_values``), not just means.
+
+Wins and losses follow the measure's polarity (a *win* is a query where the
+candidate did better for the measure: higher for nDCG, lower for latency);
+`rankproof.stats.PairedResult` keeps the raw signs of ``candidate −
+baseline``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from rankproof._errors import InputError, MissingExtraError
+from rankproof.measures import Measure, resolve_measures
+from rankproof.stats import PairedResult, Result, TukeyHSDResult
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+Verdict = Literal["better", "worse", "no detectable difference"]
+VERDICTS: tuple[str, ...] = ("better", "worse", "no detectable difference")
+SCHEMA_VERSION = 2
+#: The columns of `ComparisonRow.flat` and `Comparison.to_pandas`, in order.
+FLAT_COLUMNS: tuple[str, ...] = (
+    "baseline", "candidate", "measure", "higher_is_better", "n", "baseline_mean",
+    "candidate_mean", "difference", "relative_difference", "ci_low", "ci_high", "ci_method",
+    "confidence_level", "test", "p_value", "p_corrected", "correction", "alpha", "verdict",
+    "underpowered", "wins", "ties", "losses", "effect_size", "power", "queries_needed", "notes",
+)
+
+
+def _key(measure: str | Measure) -> str:
+    return str(measure if isinstance(measure, Measure) else resolve_measures(measure)[0])
+
+
+@dataclass(frozen=True, repr=False)
+class ComparisonRow(Result):
+    """One (candidate vs baseline, measure) cell: the paired result and its verdict.
+
+    ``result`` compares ``candidate`` (a) with ``baseline`` (b): a positive
+    ``result.difference`` means the candidate scored higher. ``p_corrected``
+    is ``result.p_value`` adjusted by ``correction`` over every row of the
+    same call; ``verdict`` is *better*/*worse* when ``p_corrected ≤ alpha``,
+    in the direction the measure's polarity (``higher_is_better``) gives.
+    ``qids``/``candidate_values``/``baseline_values`` are the paired
+    per-query values (sorted by id) every number was computed from.
+    """
+
+    baseline: str
+    candidate: str
+    measure: str
+    higher_is_better: bool
+    result: PairedResult
+    p_corrected: float
+    verdict: Verdict
+    underpowered: bool
+    alpha: float
+    correction: str
+    qids: tuple[str, ...]
+    candidate_values: tuple[float, ...]
+    baseline_values: tuple[float, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def wins(self) -> int:
+        """Queries where the candidate did better for the measure's polarity."""
+        return self.result.wins if self.higher_is_better else self.result.losses
+
+    @property
+    def losses(self) -> int:
+        """Queries where the candidate did worse for the measure's polarity."""
+        return self.result.losses if self.higher_is_better else self.result.wins
+
+    @property
+    def ties(self) -> int:
+        return self.result.ties
+
+    @property
+    def differences(self) -> np.ndarray:
+        """Per-query ``candidate − baseline`` differences, in ``qids`` order."""
+        return (np.asarray(self.candidate_values, dtype=np.float64)
+                - np.asarray(self.baseline_values, dtype=np.float64))
+
+    def deltas(self) -> dict[str, float]:
+        """``{qid: candidate − baseline}``."""
+        return dict(zip(self.qids, self.differences.tolist(), strict=True))
+
+    def __repr__(self) -> str:
+        r = self.result
+        return (f"ComparisonRow({self.candidate} vs {self.baseline}, {self.measure}: "
+                f"Δ {r.difference:+.4f} [{r.ci_low:+.4f}, {r.ci_high:+.4f}], "
+                f"p {r.p_value:.4g} ({self.correction} {self.p_corrected:.4g}), "
+                f"{self.verdict}, n={r.n})")
+
+    def flat(self) -> dict[str, Any]:
+        """The row's headline numbers as one flat record (a table row, a DataFrame row)."""
+        r = self.result
+        return {
+            "baseline": self.baseline, "candidate": self.candidate, "measure": self.measure,
+            "higher_is_better": self.higher_is_better, "n": r.n, "baseline_mean": r.mean_b,
+            "candidate_mean": r.mean_a, "difference": r.difference,
+            "relative_difference": r.relative_difference, "ci_low": r.ci_low,
+            "ci_high": r.ci_high, "ci_method": r.ci_method,
+            "confidence_level": r.confidence_level, "test": r.test, "p_value": r.p_value,
+            "p_corrected": self.p_corrected, "correction": self.correction,
+            "alpha": self.alpha, "verdict": self.verdict, "underpowered": self.underpowered,
+            "wins": self.wins, "ties": self.ties, "losses": self.losses,
+            "effect_size": r.effect_size, "power": r.power,
+            "queries_needed": r.queries_needed, "notes": list(self.notes),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ComparisonRow:
+        """A row from its ``to_dict()`` form (a saved comparison, report or gate result).
+
+        Every field is checked, so a hand-edited or truncated file fails here,
+        naming the field, rather than later in a power analysis.
+        """
+        if not isinstance(data, Mapping):
+            raise InputError(f"a comparison row must be a mapping, got {type(data).__name__}")
+        names = [f.name for f in fields(cls)]
+        required = [n for n in names if n != "notes"]
+        missing = [n for n in required if n not in data]
+        if missing:
+            raise InputError(f"comparison row lacks {', '.join(missing)}")
+        unknown = sorted(set(data) - set(names))
+        if unknown:
+            raise InputError(f"comparison row has unknown field(s) {', '.join(unknown)}")
+        result = _paired_from_dict(data["result"])
+        qids = _strings(data["qids"], "qids")
+        cand = _floats(data["candidate_values"], "candidate_values")
+        base = _floats(data["baseline_values"], "baseline_values")
+        if not len(qids) == len(cand) == len(base):
+            raise InputError(f"comparison row: qids ({len(qids)}), candidate_values "
+                             f"({len(cand)}) and baseline_values ({len(base)}) differ in length")
+        verdict = data["verdict"]
+        if verdict not in VERDICTS:
+            raise InputError(f"comparison row: verdict {verdict!r} is not one of "
+                             f"{', '.join(VERDICTS)}", field="verdict")
+        return cls(
+            baseline=_text(data["baseline"], "baseline"),
+            candidate=_text(data["candidate"], "candidate"),
+            measure=_text(data["measure"], "measure"),
+            higher_is_better=_flag(data["higher_is_better"], "higher_is_better"),
+            result=result, p_corrected=_number(data["p_corrected"], "p_corrected"),
+            verdict=verdict, underpowered=_flag(data["underpowered"], "underpowered"),
+            alpha=_number(data["alpha"], "alpha"),
+            correction=_text(data["correction"], "correction"),
+            qids=qids, candidate_values=cand, baseline_values=base,
+            notes=_strings(data.get("notes", ()), "notes"),
+        )
+
+
+def _text(value: Any, name: str) -> str:
+    if not isinstance(value, str):
+        raise InputError(f"comparison row: {name} must be a string, got {value!r}", field=name)
+    return value
+
+
+def _flag(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise InputError(f"comparison row: {name} must be true or false, got {value!r}",
+                         field=name)
+    return value
+
+
+def _number(value: Any, name: str) -> float:
+    if value is None:
+        return math.nan  # JSON has no NaN: to_dict() writes an undefined number as null
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InputError(f"comparison row: {name} must be a number, got {value!r}", field=name)
+    return float(value)
+
+
+def _strings(value: Any, name: str) -> tuple[str, ...]:
+    if not isinstance(value, Sequence) or isinstance(value, str) \
+            or not all(isinstance(v, str) for v in value):
+        raise InputError(f"comparison row: {name} must be a list of strings", field=name)
+    return tuple(value)
+
+
+def _floats(value: Any, name: str) -> tuple[float, ...]:
+    if not isinstance(value, Sequence) or isinstance(value, str):
+        raise InputError(f"comparison row: {name} must be a list of numbers", field=name)
+    out = []
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            raise InputError(f"comparison row: {name} holds {v!r}; expected finite numbers",
+                             field=name)
+        out.append(float(v))
+    return tuple(out)
+
+
+_INT_FIELDS = ("n", "wins", "ties", "losses")
+_OPTIONAL_INT = ("resamples", "seed", "queries_needed")
+_OPTIONAL_FLOAT = ("relative_difference", "effect_size", "power")
+_TEXT = ("ci_method", "test", "alternative")
+
+
+def _paired_from_dict(data: Any) -> PairedResult:
+    if not isinstance(data, Mapping):
+        raise InputError("comparison row: result must be a mapping", field="result")
+    names = [f.name for f in fields(PairedResult)]
+    missing = [n for n in names if n not in data and n != "measure"]
+    if missing:
+        raise InputError(f"comparison row: result lacks {', '.join(missing)}", field="result")
+    values: dict[str, Any] = {}
+    for n in names:
+        v = data.get(n)
+        if n in _INT_FIELDS or n in _OPTIONAL_INT:
+            if v is None and n in _OPTIONAL_INT:
+                values[n] = None
+            elif isinstance(v, bool) or not isinstance(v, int):
+                raise InputError(f"comparison row: result.{n} must be an integer, got {v!r}",
+                                 field=f"result.{n}")
+            else:
+                values[n] = v
+        elif n in _OPTIONAL_FLOAT:
+            values[n] = None if v is None else _number(v, f"result.{n}")
+        elif n in _TEXT:
+            values[n] = _text(v, f"result.{n}")
+        elif n == "measure":
+            values[n] = None if v is None else _text(v, "result.measure")
+        elif n == "exact":
+            values[n] = _flag(v, "result.exact")
+        else:
+            values[n] = _number(v, f"result.{n}")
+    return PairedResult(**values)
+
+
+@dataclass(frozen=True, repr=False)
+class Comparison(Result):
+    """Rows of one comparison call, and how they were made.
+
+    All rows of one call form one family: their p-values were corrected
+    together (``correction``; "tukey-hsd" for ``pairs="all"``). ``rel_level``,
+    ``topics``, ``judged`` and ``complete_judgments`` describe the evaluation
+    when the comparison started from runs and qrels (None/empty when it
+    started from per-query scores).
+    """
+
+    systems: tuple[str, ...]
+    baseline: str
+    measures: tuple[str, ...]
+    pairs: str
+    test: str
+    alpha: float
+    correction: str
+    resamples: int
+    seed: int
+    confidence_level: float
+    n_topics: int
+    rows: tuple[ComparisonRow, ...]
+    rel_level: int | None = None
+    topics: str | None = None
+    judged: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    tukey: Mapping[str, TukeyHSDResult] = field(default_factory=dict)
+    caveats: tuple[str, ...] = ()
+    complete_judgments: bool = False
+    schema_version: int = SCHEMA_VERSION
+
+    def rows_for(self, measure: str | Measure) -> tuple[ComparisonRow, ...]:
+        key = _key(measure)
+        return tuple(r for r in self.rows if r.measure == key)
+
+    @property
+    def regressions(self) -> tuple[ComparisonRow, ...]:
+        """Rows whose verdict is *worse*."""
+        return tuple(r for r in self.rows if r.verdict == "worse")
+
+    @property
+    def per_query(self) -> dict[str, dict[str, dict[str, float]]]:
+        """``per_query[system][measure][qid]``: every score the rows were computed from."""
+        out: dict[str, dict[str, dict[str, float]]] = {}
+        for row in self.rows:
+            for system, values in ((row.baseline, row.baseline_values),
+                                   (row.candidate, row.candidate_values)):
+                out.setdefault(system, {}).setdefault(
+                    row.measure, dict(zip(row.qids, values, strict=True)))
+        return out
+
+    def deltas(self, candidate: str, measure: str | Measure, baseline: str | None = None
+               ) -> dict[str, float]:
+        """Per-query ``candidate − baseline`` differences for one measure."""
+        key = _key(measure)
+        pq = self.per_query
+        base = pq[baseline or self.baseline][key]
+        cand = pq[candidate][key]
+        return {q: cand[q] - base[q] for q in base}
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        out["kind"] = "rankproof.comparison"
+        return out
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One DataFrame row per comparison row (`ComparisonRow.flat`); needs pandas."""
+        try:
+            import pandas as pd
+        except ImportError as exc:
+            raise MissingExtraError(
+                "Comparison.to_pandas needs pandas: pip install 'rankproof[pandas]'") from exc
+        return pd.DataFrame.from_records([r.flat() for r in self.rows], columns=list(FLAT_COLUMNS))
+
+    def __repr__(self) -> str:
+        counts = {v: sum(r.verdict == v for r in self.rows) for v in VERDICTS}
+        return (f"Comparison({len(self.systems)} systems, baseline {self.baseline!r}, "
+                f"{len(self.measures)} measure(s), {self.n_topics} topics, "
+                f"{len(self.rows)} rows: {counts['better']} better, {counts['worse']} worse, "
+                f"{counts['no detectable difference']} no detectable difference; "
+                f"{self.test}, {self.correction}, alpha={self.alpha:g})")

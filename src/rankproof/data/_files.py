@@ -1,0 +1,173 @@
+"""`read_model`: the one reader for JSON and YAML files validated by a pydantic model.
+
+Reports, baselines, comparison files and configs are pydantic models on
+disk. Reading one can fail in five ways — the file is missing or unreadable,
+it is not UTF-8, it is not JSON/YAML, a key is repeated (both parsers would
+silently keep the last), or it does not fit the model — and each used to be
+caught, and worded, by every loader for itself. Here every failure becomes
+one error (`InputError` by default, `ConfigError` for configuration files)
+that names the path and, where there is one, the line or the field of the
+first problem.
+
+YAML is read with a safe loader (no Python objects) and its anchors are
+bounded: a small file whose aliases expand to millions of nodes (the
+"billion laughs") is refused before anything walks it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import PurePath
+from typing import Any, TypeVar
+
+from rankproof._errors import InputError, RankproofError
+from rankproof._io import PathLike
+from rankproof.data._jsonl import json_error
+from rankproof.data._text import Input
+
+M = TypeVar("M")
+
+#: The most nodes a YAML document may expand to once its aliases are followed.
+MAX_YAML_NODES = 1_000_000
+
+
+class _Problem(Exception):
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _Problem(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def _load_json(text: str) -> Any:
+    try:
+        return json.loads(text, object_pairs_hook=_pairs_hook)
+    except json.JSONDecodeError as exc:
+        err = json_error(exc, None)
+        raise _Problem(err.reason, exc.lineno) from None
+    except RecursionError:
+        raise _Problem("invalid JSON: nested too deeply") from None
+
+
+def _load_yaml(text: str) -> Any:
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                if key in seen:
+                    raise _Problem(f"duplicate key {key!r}", key_node.start_mark.line + 1)
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    loader = Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_expansion(node)
+        return loader.construct_document(node)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        raise _Problem(f"invalid YAML: {exc.problem}",
+                       None if mark is None else mark.line + 1) from None
+    except yaml.YAMLError as exc:
+        raise _Problem(f"invalid YAML: {exc}") from None
+    finally:
+        loader.dispose()
+
+
+def _check_expansion(root: Any) -> None:
+    """Refuse a YAML graph whose aliases would expand past `MAX_YAML_NODES` nodes."""
+    sizes: dict[int, int] = {}
+
+    def size(node: Any) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        sizes[key] = 1  # a cycle counts once (and cannot expand further)
+        total = 1
+        value = node.value
+        if isinstance(value, list):
+            for item in value:
+                if isinstance(item, tuple):
+                    total += size(item[0]) + size(item[1])
+                else:
+                    total += size(item)
+                if total > MAX_YAML_NODES:
+                    break
+        sizes[key] = total
+        return total
+
+    if size(root) > MAX_YAML_NODES:
+        raise _Problem(f"the document expands to more than {MAX_YAML_NODES:,} nodes "
+                       "through its aliases")
+
+
+def _is_yaml(label: str) -> bool:
+    name = PurePath(label).name.lower().removesuffix(".gz")
+    return name.endswith((".yaml", ".yml"))
+
+
+def read_model(
+    path: PathLike | Input,
+    model: type[M],
+    *,
+    what: str = "file",
+    kind: str | None = None,
+    error: type[RankproofError] = InputError,
+) -> M:
+    """Read ``path`` (JSON, or YAML for ``.yaml``/``.yml``) and validate it as ``model``.
+
+    Every failure raises ``error`` (`InputError`, or `ConfigError` for
+    configuration files) naming the path:
+
+    * ``"{what} not found"`` / ``"cannot read the {what}: permission denied"``;
+    * ``"cannot read the {what}: invalid JSON: ... "`` (with the line), and the
+      same for invalid UTF-8, invalid YAML and a repeated key;
+    * ``"not a {kind} (N problems; first: field.path: message)"`` when the
+      content does not fit the model (``kind`` defaults to ``valid {what}``).
+
+    ``model`` is a pydantic model class (anything with ``model_validate``).
+    """
+    label = path.label if isinstance(path, Input) else str(path)
+
+    def fail(message: str, line: int | None = None) -> RankproofError:
+        if issubclass(error, InputError):
+            return error(message, path=label, line=line)
+        where = f"{label}, line {line}" if line is not None else label
+        return error(f"{where}: {message}")
+
+    try:
+        src = Input.open(path)
+        text = src.text()
+    except InputError as exc:
+        if exc.reason == "no such file":
+            raise fail(f"{what} not found") from None
+        raise fail(f"cannot read the {what}: {exc.reason}", exc.line) from None
+    try:
+        raw = _load_yaml(text) if _is_yaml(label) else _load_json(text)
+    except _Problem as exc:
+        raise fail(f"cannot read the {what}: {exc.message}", exc.line) from None
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(raw)  # type: ignore[attr-defined, no-any-return]
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(x) for x in first["loc"]) or "(top level)"
+        count = exc.error_count()
+        problems = "1 problem" if count == 1 else f"{count} problems"
+        raise fail(f"not a {kind or 'valid ' + what} ({problems}; first: {loc}: "
+                   f"{first['msg']})") from None
+

@@ -1,0 +1,192 @@
+"""The house keeps its shape: the import graph derived from the source obeys docs/architecture.md.
+
+The allowed imports are read from the table in ``docs/architecture.md`` (a
+package may import packages on lower floors and the top-level private
+helpers), so the document and this test cannot drift apart. Every import
+counts: module level, inside functions, and under ``TYPE_CHECKING``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src" / "rankproof"
+DOC = ROOT / "docs" / "architecture.md"
+HELPERS = frozenset({"_errors", "_io", "_version", "_manifest"})
+MAX_LINES = 600
+
+
+def _floors() -> dict[str, int]:
+    floors: dict[str, int] = {}
+    for line in DOC.read_text(encoding="utf-8").splitlines():
+        m = re.match(r"^\|\s*(\d+)\s*\|\s*`([a-z_]+)`\s*\|", line)
+        if m:
+            floors[m.group(2)] = int(m.group(1))
+    return floors
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in SRC.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _dotted(path: Path) -> str:
+    rel = path.relative_to(SRC.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _package(dotted: str) -> str:
+    """``rankproof.data._trec`` → ``data``; ``rankproof`` (the flat namespace) → ``""``."""
+    parts = dotted.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """Every ``rankproof…`` module a file imports, anywhere in it, with the line number."""
+    return _imports_of_text(path.read_text(encoding="utf-8"), _dotted(path),
+                            path.name == "__init__.py")
+
+
+def _imports_of_text(code: str, here: str, is_pkg: bool) -> list[tuple[int, str]]:
+    tree = ast.parse(code)
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names if a.name.startswith("rankproof")]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here.split(".")
+                base = base if is_pkg else base[:-1]
+                base = base[: len(base) - node.level + 1]
+                module = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                module = node.module or ""
+            if not module.startswith("rankproof"):
+                continue
+            # ``from rankproof.data import _trec`` imports the private module itself.
+            out.append((node.lineno, module))
+            out += [(node.lineno, f"{module}.{a.name}") for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")]
+        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "import_module"
+              and node.args and isinstance(node.args[0], ast.Constant)):
+            name = str(node.args[0].value)
+            if name.startswith("rankproof"):
+                out.append((node.lineno, name))
+    return out
+
+
+def _edges() -> list[tuple[str, str, str, int, str]]:
+    """(from package, to package, file, line, imported module) for every cross-package import."""
+    edges = []
+    for path in _modules():
+        src_pkg = _package(_dotted(path))
+        for line, module in _imports(path):
+            dst_pkg = _package(module)
+            if dst_pkg != src_pkg:
+                edges.append((src_pkg, dst_pkg, str(path.relative_to(ROOT)), line, module))
+    return edges
+
+
+def test_the_table_names_every_package() -> None:
+    floors = _floors()
+    assert floors, "docs/architecture.md has no layer table"
+    packages = {_package(_dotted(p)) for p in _modules()} - {""} - HELPERS - {"__main__"}
+    assert packages <= set(floors), f"packages missing from the table: {packages - set(floors)}"
+
+
+def test_every_import_is_allowed_by_the_table() -> None:
+    floors = _floors()
+    bad = []
+    for src, dst, file, line, module in _edges():
+        if src in ("", "__main__") or dst in HELPERS:
+            continue  # the flat namespace and the entry point sit above everything
+        if dst == "":
+            bad.append(f"{file}:{line}: imports the top-level namespace ({module})")
+        elif floors[dst] >= floors[src]:
+            bad.append(f"{file}:{line}: {src} (floor {floors[src]}) imports {module} "
+                       f"({dst}, floor {floors[dst]})")
+    assert not bad, "imports the table does not allow:\n" + "\n".join(bad)
+
+
+def test_no_module_imports_another_packages_private_module() -> None:
+    bad = []
+    for _src, dst, file, line, module in _edges():
+        if dst in HELPERS or dst == "":
+            continue
+        if any(part.startswith("_") for part in module.split(".")[2:]):
+            bad.append(f"{file}:{line}: {module}")
+    assert not bad, "imports of another package's private module:\n" + "\n".join(bad)
+
+
+def test_the_package_graph_has_no_cycle() -> None:
+    graph: dict[str, set[str]] = defaultdict(set)
+    for src, dst, *_ in _edges():
+        if src and dst and dst not in HELPERS and src != "__main__":
+            graph[src].add(dst)
+    state: dict[str, int] = {}
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycle = [*stack[stack.index(nxt):], nxt] if nxt in stack else [node, nxt]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if nxt not in state:
+                visit(nxt, [*stack, nxt])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+
+
+def test_data_imports_only_the_top_level_helpers() -> None:
+    bad = [f"{file}:{line}: {module}" for src, dst, file, line, module in _edges()
+           if src == "data" and dst not in HELPERS]
+    assert not bad, "\n".join(bad)
+
+
+def test_stats_reads_and_evaluates_nothing() -> None:
+    forbidden = {"data", "corpus", "retrieval", "targets", "harness", "gate", "report", "cli",
+                 "comparison"}
+    bad = [f"{file}:{line}: {module}" for src, dst, file, line, module in _edges()
+           if src == "stats" and dst in forbidden]
+    assert not bad, "\n".join(bad)
+
+
+def test_no_module_is_over_the_limit() -> None:
+    long = {str(p.relative_to(ROOT)): n for p in _modules()
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not long, f"modules over {MAX_LINES} lines: {long}"
+
+
+def test_exactly_one_module_defines_the_metric_registry() -> None:
+    definers: dict[str, set[str]] = defaultdict(set)
+    for path in _modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name in ("register_metric", "lookup"):
+                definers[node.name].add(str(path.relative_to(ROOT)))
+    assert definers["register_metric"] == {"src/rankproof/measures/_registry.py"}
+    assert definers["lookup"] == {"src/rankproof/measures/_registry.py"}
+
+
+def test_the_import_walker_sees_hidden_arrows() -> None:
+    """The walker must see imports in functions, under TYPE_CHECKING and relative ones,
+    or every other test here is toothless."""
+    code = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+            "    from rankproof.gate import X\n"
+            "def f():\n    from rankproof.cli._app import app\n"
+            "from ..stats import _paired\nimport importlib\n"
+            "importlib.import_module('rankproof.report.table')\n")
+    found = {m for _, m in _imports_of_text(code, "rankproof.data._probe", False)}
+    assert {"rankproof.gate", "rankproof.cli._app", "rankproof.stats",
+            "rankproof.stats._paired", "rankproof.report.table"} <= found
