@@ -157,6 +157,14 @@ def test_markdown_and_power_commands(tmp_path: Path) -> None:
     assert np.all(np.diff(np.array(table["power"]), axis=1) >= 0)  # more queries, more power
     both = runner.invoke(app, ["power", "--pilot", str(out), "--sd", "0.2"])
     assert both.exit_code == 2 and "exactly one" in both.stderr
+    same = runner.invoke(app, ["power", "--pilot", str(out), "--format", "json"])
+    assert json.loads(same.stdout) == table
+    text = runner.invoke(app, ["power", "--pilot", str(out), "--n", "50", "--n", "100",
+                               "--n", "200", "--n", "500", "--n", "1000", "--n", "2000"])
+    assert text.exit_code == 0, text.output
+    header = next(line for line in text.stdout.splitlines() if "n=2000" in line)
+    assert "queries for 80% power" in header  # off a terminal no column is dropped
+    assert "…" not in text.stdout
 
 
 def test_positives_only_qrels_get_one_caveat_instead_of_row_notes() -> None:

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-import json
 from enum import StrEnum
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from rankproof._errors import InputError
 from rankproof.cli._app import app, error_boundary
 from rankproof.comparison import ComparisonRow, rows_from_document, select_row
+from rankproof.data import read_document, validate_model
+from rankproof.report.console import make_console, print_table
 from rankproof.stats import DetectionTable, detection_table
+
+
+class PowerFormat(StrEnum):
+    table = "table"
+    json = "json"
 
 
 class PowerMethod(StrEnum):
@@ -23,26 +28,18 @@ class PowerMethod(StrEnum):
 
 def _pilot_rows(path: Path) -> tuple[ComparisonRow, ...]:
     """The comparison rows of a saved comparison, eval report (v1 or v2) or gate result."""
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("pilot file not found", path=str(path)) from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"cannot read the pilot as JSON: {exc}", path=str(path)) from None
+    doc = read_document(path, what="pilot")
     try:
         if isinstance(doc, dict) and doc.get("kind") == "rankproof.eval":
-            from pydantic import ValidationError
-
             from rankproof.harness import EvalReport
 
-            try:
-                return tuple(EvalReport.model_validate(doc).comparisons)
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                loc = ".".join(str(x) for x in first["loc"])
-                raise InputError(f"not a valid eval report ({loc}: {first['msg']})") from None
+            report = validate_model(doc, EvalReport, str(path), what="pilot",
+                                    kind="valid eval report")
+            return tuple(report.comparisons)
         return rows_from_document(doc)
     except InputError as exc:
+        if exc.path is not None:
+            raise
         raise InputError(exc.reason, path=str(path), field=exc.field) from None
 
 
@@ -82,7 +79,10 @@ def power(
                                             "resampling the pilot deltas (--pilot only)."),
     simulations: int = typer.Option(1000, "--simulations"),
     seed: int = typer.Option(0, "--seed"),
-    as_json: bool = typer.Option(False, "--json", help="Print the table as JSON."),
+    fmt: PowerFormat = typer.Option(PowerFormat.table, "--format", "-f", metavar="table|json",
+                                    help="A table, or the detection table as JSON."),
+    as_json: bool = typer.Option(False, "--json", hidden=True,
+                                 help="Same as --format json (kept for scripts)."),
 ) -> None:
     """Detection rates for effects × query counts, and the queries needed for each effect."""
     if (pilot is None) == (sd is None):
@@ -103,8 +103,8 @@ def power(
         alpha=alpha, target_power=target, method=method.value, simulations=simulations,
         seed=seed,
     )
-    if as_json:
+    if as_json or fmt is PowerFormat.json:
         typer.echo(result.to_json())
         return
-    console = Console()
-    console.print(detection_rich_table(result, f"{title}; α = {alpha:g}, {result.method}"))
+    print_table(make_console(), detection_rich_table(result, f"{title}; α = {alpha:g}, "
+                                                             f"{result.method}"))

@@ -10,7 +10,7 @@ Corpora, chunking, judgments and collections live in `rankproof.corpus`.
 """
 
 from rankproof.data._beir import read_beir_qrels, read_beir_run, write_beir_qrels, write_beir_run
-from rankproof.data._files import read_model
+from rankproof.data._files import read_document, read_model, validate_model
 from rankproof.data._frames import (
     qrels_from_arrow,
     qrels_from_pandas,
@@ -74,6 +74,7 @@ __all__ = [
     "ranked_order",
     "read_beir_qrels",
     "read_beir_run",
+    "read_document",
     "read_json_qrels",
     "read_json_run",
     "read_jsonl",
@@ -91,6 +92,7 @@ __all__ = [
     "to_numpy",
     "to_numpy_filled",
     "top_k",
+    "validate_model",
     "write_beir_qrels",
     "write_beir_run",
     "write_json_qrels",

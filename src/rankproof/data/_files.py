@@ -119,6 +119,42 @@ def _is_yaml(label: str) -> bool:
     return name.endswith((".yaml", ".yml"))
 
 
+def _failer(label: str, error: type[RankproofError]) -> Any:
+    def fail(message: str, line: int | None = None) -> RankproofError:
+        if issubclass(error, InputError):
+            return error(message, path=label, line=line)
+        where = f"{label}, line {line}" if line is not None else label
+        return error(f"{where}: {message}")
+
+    return fail
+
+
+def read_document(
+    path: PathLike | Input,
+    *,
+    what: str = "file",
+    error: type[RankproofError] = InputError,
+) -> Any:
+    """The parsed content of a JSON (or, for ``.yaml``/``.yml``, YAML) file, unvalidated.
+
+    For callers that decide what a document is from its content (``kind``
+    fields) before validating it; failures are those of `read_model`.
+    """
+    label = path.label if isinstance(path, Input) else str(path)
+    fail = _failer(label, error)
+    try:
+        src = Input.open(path)
+        text = src.text()
+    except InputError as exc:
+        if exc.reason == "no such file":
+            raise fail(f"{what} not found") from None
+        raise fail(f"cannot read the {what}: {exc.reason}", exc.line) from None
+    try:
+        return _load_yaml(text) if _is_yaml(label) else _load_json(text)
+    except _Problem as exc:
+        raise fail(f"cannot read the {what}: {exc.message}", exc.line) from None
+
+
 def read_model(
     path: PathLike | Input,
     model: type[M],
@@ -141,24 +177,20 @@ def read_model(
     ``model`` is a pydantic model class (anything with ``model_validate``).
     """
     label = path.label if isinstance(path, Input) else str(path)
+    raw = read_document(path, what=what, error=error)
+    return validate_model(raw, model, label, what=what, kind=kind, error=error)
 
-    def fail(message: str, line: int | None = None) -> RankproofError:
-        if issubclass(error, InputError):
-            return error(message, path=label, line=line)
-        where = f"{label}, line {line}" if line is not None else label
-        return error(f"{where}: {message}")
 
-    try:
-        src = Input.open(path)
-        text = src.text()
-    except InputError as exc:
-        if exc.reason == "no such file":
-            raise fail(f"{what} not found") from None
-        raise fail(f"cannot read the {what}: {exc.reason}", exc.line) from None
-    try:
-        raw = _load_yaml(text) if _is_yaml(label) else _load_json(text)
-    except _Problem as exc:
-        raise fail(f"cannot read the {what}: {exc.message}", exc.line) from None
+def validate_model(
+    raw: Any,
+    model: type[M],
+    label: str,
+    *,
+    what: str = "file",
+    kind: str | None = None,
+    error: type[RankproofError] = InputError,
+) -> M:
+    """Validate an already parsed document as ``model``; failures as in `read_model`."""
     from pydantic import ValidationError
 
     try:
@@ -168,6 +200,6 @@ def read_model(
         loc = ".".join(str(x) for x in first["loc"]) or "(top level)"
         count = exc.error_count()
         problems = "1 problem" if count == 1 else f"{count} problems"
-        raise fail(f"not a {kind or 'valid ' + what} ({problems}; first: {loc}: "
-                   f"{first['msg']})") from None
-
+        raise _failer(label, error)(
+            f"not a {kind or 'valid ' + what} ({problems}; first: {loc}: {first['msg']})"
+        ) from None
