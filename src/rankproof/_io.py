@@ -108,8 +108,13 @@ def atomic_write(
     same content always gives the same bytes.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        if target.is_dir():
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", str(target))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise InputError(f"cannot write here: {os_error_reason(exc)}", path=str(target)) from None
     try:
         os.chmod(tmp, 0o666 & ~_umask())
         if target.suffix == ".gz":
@@ -124,7 +129,11 @@ def atomic_write(
         else:
             with open(fd, mode, encoding=None if "b" in mode else encoding, newline="") as fh:
                 yield fh
-        os.replace(tmp, target)
+        try:
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise InputError(f"cannot write here: {os_error_reason(exc)}",
+                             path=str(target)) from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

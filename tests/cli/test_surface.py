@@ -294,3 +294,46 @@ def test_names_from_files_are_printed_verbatim_in_tables() -> None:
         code, out, err = cli(*command, "--name", "[bold]base[/bold]", "--name", "[/x] new")
         assert code == 0, err
         assert "[bold]base[/bold]" in out and "[/x] new" in out
+
+
+# -- outputs never replace inputs; a bad destination is bad input ---------------------------
+
+@pytest.mark.parametrize("command", ["measure", "fuse"])
+def test_an_output_never_replaces_an_input(command: str, tmp_path: Path) -> None:
+    run = tmp_path / "bm25.run"
+    run.write_bytes(BM25.read_bytes())
+    args = ([command, str(QRELS), str(run)] if command == "measure"
+            else [command, str(run), str(DENSE)])
+    code, _, err = cli(*args, "-o", str(run))
+    assert code == 2 and "would replace the input" in err
+    assert run.read_bytes() == BM25.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bm25.run"]  # no temporary left
+
+
+def test_a_gate_output_never_replaces_its_report_or_checks(tmp_path: Path) -> None:
+    checks = tmp_path / "checks.yaml"
+    checks.write_text("checks:\n  - id: floor\n    metric: nDCG@10\n    op: '>='\n"
+                      "    threshold: 0.0\n")
+    before = checks.read_bytes()
+    code, _, err = cli("gate", str(checks), "--report", str(tmp_path / "r.json"),
+                       "--junit", str(tmp_path / "ok.xml"), "--markdown", str(checks))
+    assert code == 2 and "would replace the input" in err
+    assert checks.read_bytes() == before and not (tmp_path / "ok.xml").exists()
+
+
+def test_an_unwritable_destination_is_bad_input_not_a_crash(tmp_path: Path) -> None:
+    code, _, err = cli("measure", str(QRELS), str(BM25), "-o", str(tmp_path))
+    assert code == 2 and "cannot write here: is a directory" in err
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    code, _, err = cli("measure", str(QRELS), str(BM25), "-o", str(blocker / "out.json"))
+    assert code == 2 and "cannot write here" in err and "internal error" not in err
+
+
+def test_the_same_run_twice_needs_names() -> None:
+    code, _, err = cli("compare", str(QRELS), str(BM25), str(BM25), "-m", "AP")
+    assert code == 2 and "is given twice" in err
+    code, out, err = cli("compare", str(QRELS), str(BM25), str(BM25), "-m", "AP",
+                         "--name", "a", "--name", "b", "--resamples", "200", "--format", "md")
+    assert code == 0, err
+    assert "| b [1,2] | 0.2899 | 0.2899 | +0.0000 |" in out

@@ -24,6 +24,7 @@ import traceback
 import typing
 from collections.abc import Callable
 from functools import wraps
+from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
@@ -55,6 +56,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
 DEBUG_ENV = "RANKPROOF_DEBUG"
 
 _state = {"debug": False}
+
+INPUTS: list[Path] = []
+"""Files the running command has read as inputs (an output must never replace one);
+emptied when a command starts, so commands invoked in one process do not share it."""
 
 
 def debug_requested() -> bool:
@@ -126,6 +131,7 @@ def error_boundary(fn: F) -> F:
 
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        INPUTS.clear()
         try:
             return fn(*args, **kwargs)
         except Exception as exc:

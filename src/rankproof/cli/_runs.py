@@ -31,6 +31,7 @@ import typer
 
 from rankproof._errors import InputError
 from rankproof._io import atomic_write
+from rankproof.cli._app import INPUTS
 from rankproof.data import Dedupe, Order, Qrels, Run, load_qrels, load_run
 from rankproof.measures import TopicPolicy
 
@@ -104,8 +105,37 @@ def output_option(help: str) -> Any:
                                                                              "output.")
 
 
+def note_input(path: Path | str) -> None:
+    """Remember an input file, so that `check_outputs` can refuse to write over it."""
+    if str(path) != STDIN:
+        INPUTS.append(Path(path))
+
+
+def check_outputs(*paths: Path | str | None) -> None:
+    """Refuse, before anything is written, an output that is one of the inputs or is given twice.
+
+    Call it with every destination of a command before the first write, so a
+    rejected destination leaves every other one untouched.
+    """
+    seen: dict[str, str] = {}
+    for path in paths:
+        if path is None or str(path) == STDIN:
+            continue
+        out = Path(path)
+        for given in INPUTS:
+            if out.exists() and given.exists() and out.samefile(given):
+                raise InputError(f"this output would replace the input {str(given)!r}; "
+                                 "write it elsewhere", path=str(out))
+        key = str(out.resolve())
+        if key in seen:
+            raise InputError(f"this output is given twice ({seen[key]!r} and {str(out)!r})",
+                             path=str(out))
+        seen[key] = str(out)
+
+
 def write_output(path: Path | str, text: str) -> None:
     """Write ``text`` to ``path`` atomically, or to standard output when ``path`` is ``-``."""
+    check_outputs(path)
     if str(path) == STDIN:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -125,6 +155,7 @@ def _check_stdin(paths: list[str]) -> None:
 
 
 def load_qrels_arg(path: Path | str, dedupe: DedupeChoice | None = None) -> Qrels:
+    note_input(path)
     return load_qrels(str(path), dedupe=_value(dedupe))
 
 
@@ -138,11 +169,17 @@ def load_runs(qrels: Path | str | None, paths: list[Path], *, names: list[str] |
         raise InputError(f"--name is given {len(names)} time(s) for {len(given)} run(s); give "
                          "it once per run, in run order", field="--name")
     q = load_qrels_arg(qrels, dedupe) if qrels is not None else None
+    for p in given:
+        note_input(p)
     runs = [load_run(p, dedupe=_value(dedupe),
                      extra_columns="ignore" if allow_extra_columns else "error")
             for p in given]
     labels = list(names) if names else run_names(given, runs)
     dup = sorted({n for n in labels if labels.count(n) > 1})
+    twice = sorted({p for p in given if given.count(p) > 1 and p != STDIN})
+    if twice and not names:
+        raise InputError(f"the run {twice[0]!r} is given twice; to compare a run with itself, "
+                         "give each a --name", field="--name")
     if dup:
         raise InputError(f"two runs would be named {dup[0]!r}: give each run a --name",
                          field="--name")

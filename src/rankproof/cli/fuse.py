@@ -17,6 +17,7 @@ from rankproof.cli._runs import (
     DedupeChoice,
     OrderChoice,
     allow_extra_columns_option,
+    check_outputs,
     choices,
     dedupe_option,
     load_runs,
@@ -77,6 +78,7 @@ def fuse_command(
 ) -> None:
     """Fuse runs (RRF, CombSUM, CombMNZ) and write the result atomically."""
     _, loaded = load_runs(None, runs, dedupe=dedupe, allow_extra_columns=allow_extra_columns)
+    check_outputs(output)
     fused = fuse(loaded, str(method), norm=str(norm) if norm else None,  # type: ignore[arg-type]
                  k=k, depth=depth, limit=limit, name=tag, order=str(order))  # type: ignore[arg-type]
     write = WRITERS[str(fmt)]

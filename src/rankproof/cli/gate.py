@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from rankproof.cli._app import EXIT_FAILED, app, err_console, error_boundary
-from rankproof.cli._runs import STDIN, choices, write_output
+from rankproof.cli._runs import STDIN, check_outputs, choices, note_input, write_output
 from rankproof.gate import (
     DEFAULT_DIR,
     GateVerdict,
@@ -103,6 +103,11 @@ def gate_command(
                                    help="What to print on standard output."),
 ) -> None:
     """Check a report against CHECKS: exit 0 pass, 1 a blocking check failed, 2 bad input."""
+    for given in (report, checks):
+        note_input(given)
+    if baseline is not None and Path(baseline).suffix:
+        note_input(baseline)
+    check_outputs(junit, markdown, json_out)
     result = result_from_report(report, stage)
     spec = load_checks(checks, known_case_ids=result.case_ids)
     base = load_baseline(baseline, baseline_dir) if baseline is not None else None
