@@ -18,7 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "rankproof"
 DOC = ROOT / "docs" / "architecture.md"
-HELPERS = frozenset({"_errors", "_io", "_version", "_manifest"})
+HELPERS = frozenset({"_errors", "_io", "_limits", "_version", "_manifest"})
 MAX_LINES = 600
 
 
