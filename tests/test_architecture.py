@@ -71,8 +71,10 @@ def _imports_of_text(code: str, here: str, is_pkg: bool) -> list[tuple[int, str]
                 module = node.module or ""
             if not module.startswith("rankproof"):
                 continue
-            # ``from rankproof.data import _trec`` imports the private module itself.
-            out.append((node.lineno, module))
+            # ``from rankproof.data import _trec`` imports the private module itself;
+            # ``from rankproof import _limits`` imports a helper, not the flat namespace.
+            if module != "rankproof" or any(not a.name.startswith("_") for a in node.names):
+                out.append((node.lineno, module))
             out += [(node.lineno, f"{module}.{a.name}") for a in node.names
                     if a.name.startswith("_") and not a.name.startswith("__")]
         elif (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "import_module"
@@ -190,3 +192,9 @@ def test_the_import_walker_sees_hidden_arrows() -> None:
     found = {m for _, m in _imports_of_text(code, "rankproof.data._probe", False)}
     assert {"rankproof.gate", "rankproof.cli._app", "rankproof.stats",
             "rankproof.stats._paired", "rankproof.report.table"} <= found
+    helper = {m for _, m in _imports_of_text("from rankproof import _limits\n",
+                                             "rankproof.data._probe", False)}
+    assert helper == {"rankproof._limits"}
+    flat = {m for _, m in _imports_of_text("from rankproof import evaluate\n",
+                                           "rankproof.data._probe", False)}
+    assert flat == {"rankproof"}

@@ -7,8 +7,11 @@ catch either ``rankproof.InputError`` or plain ``ValueError``::
     RankproofError
     ├── InputError(ValueError)     bad data, name or value: a file, a line, a field, a
     │                              measure name, a parameter; carries path/line/field
-    │   └── PairingError           two sides of a paired comparison cover different
-    │                              queries or cases; carries only_left/only_right
+    │   ├── PairingError           two sides of a paired comparison cover different
+    │   │                          queries or cases; carries only_left/only_right
+    │   └── WriteError(OSError)    an output could not be written (disk full, a
+    │                              file-size limit, a permission); names the path
+    │                              the user gave, never a temporary name
     ├── ConfigError(ValueError)    a checks/config file is invalid (CLI exit code 2)
     ├── TargetError(RuntimeError)  a system under test failed after its retries;
     │                              carries case_id/target/status/attempts
@@ -79,6 +82,20 @@ class PairingError(InputError):
         self.only_left = tuple(only_left)
         self.only_right = tuple(only_right)
         super().__init__(message)
+
+
+class WriteError(InputError, OSError):
+    """An output could not be written; ``path`` is the path the user named.
+
+    Also an `OSError` (with its ``errno``), so code that guards a write with
+    ``except OSError`` keeps working, while the CLI reports it as the user's
+    to fix (exit 2) in one line, not as a crash.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None,
+                 errno: int | None = None) -> None:
+        super().__init__(message, path=path)
+        self.errno = errno
 
 
 class ConfigError(RankproofError, ValueError):

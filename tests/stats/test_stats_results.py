@@ -29,13 +29,14 @@ from rankproof.stats import (
 )
 
 EXPECTED_NAMES = [
-    "CORRECTIONS", "TESTS", "BootstrapResult", "Correction", "DetectionTable", "PairComparison",
+    "CORRECTIONS", "OPERATIONS_PER_SECOND", "TESTS", "BootstrapResult", "Correction", "Cost",
+    "DetectionTable", "PairComparison",
     "PairedResult", "PairedScores", "RandomizationResult", "Result", "SignTestResult",
     "SimulatedPower", "TTestResult", "TestName", "TukeyHSDResult", "WilcoxonResult",
-    "bootstrap_ci", "check_choice", "check_probability", "correct",
+    "bootstrap_ci", "check_choice", "check_cost", "check_int", "check_probability", "correct",
     "detection_table", "nearest_rank", "paired_scores", "paired_t",
-    "paired_test", "power", "queries_needed", "randomization_test", "sign", "sign_test",
-    "simulated_power", "tukey_hsd_randomized", "wilcoxon",
+    "paired_test", "paired_test_cost", "power", "queries_needed", "randomization_test", "sign",
+    "sign_test", "simulated_power", "tukey_cost", "tukey_hsd_randomized", "wilcoxon",
 ]
 
 

@@ -263,3 +263,25 @@ def test_target_errors_carry_case_target_status_and_attempts(
         target.invoke(CASE)
     e = err.value
     assert (e.case_id, e.target, e.status, e.attempts) == ("q-1", "svc", status, attempts)
+
+
+def test_a_body_over_max_body_bytes_is_a_target_error(server: Any) -> None:
+    server.script(server.reply(200, {"ids": ["d1"], "text": "x" * 5000}))
+    with HttpTarget(server.url, "svc", max_body_bytes=1000) as target, \
+            pytest.raises(TargetError) as err:
+        target.invoke(CASE)
+    e = err.value
+    assert "Content-Length" in str(e) and "max_body_bytes" in str(e)
+    assert (e.case_id, e.target, e.status, e.attempts) == ("q-1", "svc", 200, 1)
+    assert server.requests == 1
+
+
+def test_a_slow_server_is_cut_at_the_deadline_not_at_two_timeouts(server: Any) -> None:
+    server.script(server.reply(200, {"ids": ["d1"]}, delay_s=2.0))
+    start = time.perf_counter()
+    with HttpTarget(server.url, "svc", timeout=0.4, deadline=0.6) as target, \
+            pytest.raises(TargetError) as err:
+        target.invoke(CASE)
+    elapsed = time.perf_counter() - start
+    assert elapsed < 1.2  # twice the deadline: the retry gets only what is left of it
+    assert "deadline of 0.6 s" in str(err.value) and err.value.attempts == 2

@@ -1,7 +1,16 @@
 """The command line: a thin layer that parses arguments, calls the library, renders.
 
 Exit codes: 0 ok, 1 a gate or requested regression check failed, 2 bad input
-or configuration, 3 an internal error.
+or configuration, 3 an internal error; 130 after SIGINT (Ctrl-C) and 143 after
+SIGTERM (what CI sends on cancel or timeout), 128 + the signal's number as a
+shell reports it.
+
+Signals: `main` turns SIGINT and SIGTERM into an `Interrupted` exception
+raised wherever the command is, so that every ``finally`` and every
+``except BaseException`` on the way out runs — the temporary files and
+folders of an interrupted write are removed and no output is left half
+written (`rankproof._io`). A second signal during that cleanup is ignored;
+SIGKILL, which no process can handle, is the way to stop it at once.
 
 Importing this package costs nothing: `main` answers ``--version`` before
 Typer is imported, and `app` (the Typer application) is built on first
@@ -11,7 +20,9 @@ embedding.
 
 from __future__ import annotations
 
+import signal
 import sys
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -38,8 +49,44 @@ def _leading_options(argv: list[str]) -> list[str]:
     return out
 
 
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived; a `BaseException`, so no ``except Exception`` swallows it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)  # let the cleanup on the way out finish
+    raise Interrupted(signum)
+
+
+def _install_signal_handlers() -> None:
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            if signal.getsignal(sig) is not signal.SIG_IGN:  # nohup's choice stands
+                signal.signal(sig, _interrupt)
+        except ValueError:  # not the main thread: leave the embedding program's handlers
+            return
+
+
 def main() -> None:
     """Console-script entry point."""
+    _install_signal_handlers()
+    try:
+        _main()
+    except Interrupted as exc:
+        try:
+            sys.stderr.write(f"interrupted by {signal.Signals(exc.signum).name}\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):  # stderr is gone too: the exit status says it
+            pass
+        sys.exit(128 + exc.signum)
+
+
+def _main() -> None:
     argv = sys.argv[1:]
     if "--version" in _leading_options(argv):
         from rankproof._version import __version__

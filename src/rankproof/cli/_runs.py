@@ -32,10 +32,10 @@ import typer
 from rankproof._errors import InputError
 from rankproof._io import atomic_write
 from rankproof.cli._app import INPUTS
+from rankproof.cli._outputs import STDIN as STDIN
+from rankproof.cli._outputs import guard_outputs
 from rankproof.data import Dedupe, Order, Qrels, Run, load_qrels, load_run
 from rankproof.measures import TopicPolicy
-
-STDIN = "-"
 
 
 def choices(name: str, values: tuple[Any, ...]) -> type[StrEnum]:
@@ -62,8 +62,10 @@ def order_option() -> Any:
 def topics_option() -> Any:
     return typer.Option(
         "complete", "--topics",
-        help="complete: every qrels topic counts, missing ones score 0 (trec_eval -c). "
-             "intersection: only topics in both (trec_eval 9 without -c).")
+        help="complete: every qrels topic counts, missing ones score 0 (trec_eval -c); a run "
+             "sharing no topic with the qrels is refused. intersection: only topics in both "
+             "(trec_eval 9 without -c). complete-allow-disjoint: as complete, and a run "
+             "sharing no topic scores 0 everywhere.")
 
 
 def rel_level_option() -> Any:
@@ -112,25 +114,13 @@ def note_input(path: Path | str) -> None:
 
 
 def check_outputs(*paths: Path | str | None) -> None:
-    """Refuse, before anything is written, an output that is one of the inputs or is given twice.
+    """Refuse an output that is one of the inputs noted so far, or is given twice.
 
-    Call it with every destination of a command before the first write, so a
-    rejected destination leaves every other one untouched.
+    The last line of defence before a write; commands check every destination
+    fully (read-only, kind, ``--force``) with `guard_outputs` before they read
+    anything.
     """
-    seen: dict[str, str] = {}
-    for path in paths:
-        if path is None or str(path) == STDIN:
-            continue
-        out = Path(path)
-        for given in INPUTS:
-            if out.exists() and given.exists() and out.samefile(given):
-                raise InputError(f"this output would replace the input {str(given)!r}; "
-                                 "write it elsewhere", path=str(out))
-        key = str(out.resolve())
-        if key in seen:
-            raise InputError(f"this output is given twice ({seen[key]!r} and {str(out)!r})",
-                             path=str(out))
-        seen[key] = str(out)
+    guard_outputs([(p, None) for p in paths], force=True)
 
 
 def write_output(path: Path | str, text: str) -> None:

@@ -6,13 +6,25 @@ from pathlib import Path
 
 import typer
 
+from rankproof._errors import InputError
+from rankproof._io import write_reason
 from rankproof.cli._app import app, err_console, error_boundary
+from rankproof.cli._outputs import force_option
 from rankproof.corpus import adapt_beir
 from rankproof.report.console import plain
 
 adapt_app = typer.Typer(help="Convert other formats into rankproof's corpus + judgments.",
                         no_args_is_help=True)
 app.add_typer(adapt_app, name="adapt")
+
+
+def _refuse_own_input(src: Path, out: Path) -> None:
+    """OUT may not be BEIR_DIR, nor a folder holding it (``--force`` would replace it)."""
+    if not out.exists() or not src.exists():
+        return
+    if out.samefile(src) or src.resolve().is_relative_to(out.resolve()):
+        raise InputError(f"this output would replace the input {str(src)!r}; write it "
+                         "elsewhere", path=str(out))
 
 
 @adapt_app.command("beir")
@@ -23,8 +35,13 @@ def adapt_beir_command(
     out: Path = typer.Argument(..., metavar="OUT",
                                help="Output folder (must not exist, or be empty)."),
     split: str = typer.Option("test", "--split", help="Which qrels/<split>.tsv to use."),
+    force: bool = force_option(),
 ) -> None:
     """Validate everything, then write OUT/docs/*.txt and OUT/judgments.jsonl."""
-    result = adapt_beir(src, out, split=split)
+    _refuse_own_input(src, out)
+    try:
+        result = adapt_beir(src, out, split=split, overwrite=force)
+    except OSError as exc:  # the adapter removed what it wrote; say where, in one line
+        raise InputError(f"cannot write here: {write_reason(exc)}", path=str(out)) from None
     err_console.print(plain(f"wrote {result.documents} documents and the judgments of "
                             f"{split} to {result.out}"))

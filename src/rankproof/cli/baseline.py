@@ -11,10 +11,12 @@ from rich import box
 from rich.table import Table
 
 from rankproof.cli._app import app, err_console, error_boundary
+from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import choices
 from rankproof.cli.gate import baseline_dir_option
 from rankproof.gate import (
     Baseline,
+    baseline_path,
     list_baselines,
     load_baseline,
     load_report,
@@ -50,9 +52,11 @@ def save_command(
                                      help="The stage to save (required when the report has "
                                           "several)."),
     directory: Path = baseline_dir_option(),
-    force: bool = typer.Option(False, "--force", help="Replace an existing baseline."),
+    force: bool = force_option(),
 ) -> None:
     """Save one stage of REPORT as baseline NAME."""
+    guard_outputs([(baseline_path(name, directory), "rankproof.baseline")], [report],
+                  force=True)  # an existing baseline is refused by save_baseline, atomically
     rep = load_report(report)
     result = run_result_from_report(rep, stage)
     path = save_baseline(result, name, directory, overwrite=force, source={

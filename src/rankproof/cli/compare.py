@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, get_args
 import typer
 
 from rankproof.cli._app import EXIT_FAILED, app, err_console, error_boundary
+from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import (
     DedupeChoice,
     OrderChoice,
@@ -80,8 +81,11 @@ def compare(
     allow_extra_columns: bool = allow_extra_columns_option(),
     names: list[str] | None = names_option(),
     output: Path | None = output_option("Also write the comparison as JSON here."),
+    force: bool = force_option(),
 ) -> None:
     """Is each candidate better, worse, or not detectably different from the baseline?"""
+    guard_outputs([(output, "rankproof.comparison")], [qrels, baseline, *candidates],
+                  force=force)
     q, runs = load_runs(qrels, [baseline, *candidates], names=names, dedupe=dedupe,
                         allow_extra_columns=allow_extra_columns)
     assert q is not None

@@ -20,9 +20,11 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from rankproof._io import commit_all
 from rankproof.cli._app import app, err_console, error_boundary
-from rankproof.cli._runs import choices, write_output
-from rankproof.corpus import COLLECTIONS
+from rankproof.cli._outputs import STDIN, force_option, guard_outputs
+from rankproof.cli._runs import choices
+from rankproof.corpus import COLLECTIONS, DOCUMENT_SUFFIXES
 from rankproof.harness import (
     DEFAULT_EVAL_MEASURES,
     STAGES,
@@ -133,7 +135,7 @@ def _progress(quiet: bool, steps: int) -> Iterator[Callable[[str], None]]:
     if quiet or not err_console.is_terminal:
         yield lambda _msg: None
         return
-    columns = (SpinnerColumn(), TextColumn("{task.description:<40}"), BarColumn(),
+    columns = (SpinnerColumn(), TextColumn("{task.description:<40}", markup=False), BarColumn(),
                MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err_console, transient=True) as bar:
         task = bar.add_task("starting", total=steps)
@@ -147,6 +149,29 @@ def _progress(quiet: bool, steps: int) -> Iterator[Callable[[str], None]]:
             bar.update(task, description=msg)
 
         yield say
+
+
+def _outputs(output: Path | None) -> list[Path]:
+    """Where the report goes: always `DEFAULT_OUTPUT`, and ``-o`` when it names another file."""
+    outputs = [DEFAULT_OUTPUT]
+    if output is not None and not (output.exists() and DEFAULT_OUTPUT.exists()
+                                   and output.samefile(DEFAULT_OUTPUT)):
+        outputs.append(output)
+    return outputs
+
+
+def _guard(outputs: list[Path], corpus: Path | None, judgments: Path | None,
+           collection: CollectionName | None, data_root: Path | None, beir: Path | None,
+           split: str, force: bool) -> None:
+    """Check every destination against every input before anything is read."""
+    inputs: list[Path | None] = [judgments]
+    if beir is not None:
+        inputs += [beir / "corpus.jsonl", beir / "queries.jsonl", beir / "qrels" / f"{split}.tsv"]
+    folders: list[tuple[Path | None, frozenset[str] | None]] = [(corpus, DOCUMENT_SUFFIXES)]
+    if collection is not None and data_root is not None:
+        folders.append((data_root / str(collection), None))
+    guard_outputs([(p, "rankproof.eval") for p in outputs], inputs, force=force,
+                  input_dirs=folders)
 
 
 @app.command("eval")
@@ -187,8 +212,11 @@ def eval_command(
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and do nothing else."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress display."),
     fmt: EvalFormat = typer.Option("table", "--format", "-f", help="Output format."),
+    force: bool = force_option(),
 ) -> None:
     """Run BM25 / dense / fusion / rerank over a corpus and compare each with BM25."""
+    outputs = _outputs(output)
+    _guard(outputs, corpus, judgments, collection, data_root, beir, split, force)
     gran = str(granularity) if granularity else ("document" if collection is not None
                                                  else "chunk")
     config = EvalConfig(
@@ -202,7 +230,6 @@ def eval_command(
     config.check()
     inputs = _inputs(corpus, judgments, collection, data_root, beir, split, gran, chunk_size,
                      overlap)
-    outputs = [DEFAULT_OUTPUT] + ([output] if output is not None else [])
     console = make_console()
     if dry_run:
         print_table(console, _plan(inputs, config, outputs))
@@ -210,8 +237,9 @@ def eval_command(
     with _progress(quiet, 2 * len(config.stages) + 1) as say:
         report, comparison = run_experiment(inputs, config, progress=say)
     text = report.model_dump_json(indent=2) + "\n"
-    for path in outputs:
-        write_output(path, text)
+    commit_all([(path, text) for path in outputs if str(path) != STDIN])
+    if any(str(path) == STDIN for path in outputs):
+        typer.echo(text, nl=False)
     if str(fmt) == "json":
         typer.echo(text, nl=False)
     elif str(fmt) == "md":

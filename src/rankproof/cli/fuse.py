@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, get_args
 import typer
 
 from rankproof.cli._app import app, err_console, error_boundary
+from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import (
     STDIN,
     DedupeChoice,
@@ -75,8 +76,10 @@ def fuse_command(
     output: Path = typer.Option(..., "-o", "--output", metavar="PATH",
                                 help="The fused run; - is standard output."),
     fmt: RunFormat = typer.Option("trec", "--format", "-f", help="Format of the fused run."),
+    force: bool = force_option(),
 ) -> None:
     """Fuse runs (RRF, CombSUM, CombMNZ) and write the result atomically."""
+    guard_outputs([(output, "run")], runs, force=force)
     _, loaded = load_runs(None, runs, dedupe=dedupe, allow_extra_columns=allow_extra_columns)
     check_outputs(output)
     fused = fuse(loaded, str(method), norm=str(norm) if norm else None,  # type: ignore[arg-type]

@@ -9,11 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from rankproof._errors import ConfigError
+from rankproof._io import commit_all
 from rankproof.cli._app import EXIT_FAILED, app, err_console, error_boundary
-from rankproof.cli._runs import STDIN, check_outputs, choices, note_input, write_output
+from rankproof.cli._outputs import STDIN, force_option, guard_outputs
+from rankproof.cli._runs import choices
 from rankproof.gate import (
     DEFAULT_DIR,
     GateVerdict,
+    baseline_path,
     load_baseline,
     load_checks,
     result_from_report,
@@ -42,25 +46,39 @@ def baseline_dir_option() -> Any:
 
 def write_outputs(verdict: GateVerdict, junit: Path | None, markdown: Path | None,
                   json_out: Path | None) -> list[str]:
-    """Write the requested files (atomically; ``-`` is standard output) and append to
-    $GITHUB_STEP_SUMMARY if set."""
-    written = []
+    """Write the requested files, all or nothing; append to $GITHUB_STEP_SUMMARY if set.
+
+    Everything is rendered in memory first, then `rankproof._io.commit_all`
+    writes the files together: when one cannot be written, the others are as
+    they were. ``-`` is standard output, written after the files. The step
+    summary is GitHub's, appended to as its contract says (other steps write
+    to it too); failing to append is a printed warning, not a failed gate.
+    """
     md = verdict_markdown(verdict)
     wanted: list[tuple[str, Path | None, Callable[[], str]]] = [
         ("JUnit XML", junit, lambda: verdict_junit(verdict)),
         ("Markdown", markdown, lambda: md),
         ("JSON", json_out, lambda: verdict.to_json() + "\n")]
-    for label, path, text in wanted:
-        if path is not None:
-            write_output(path, text())
-            if str(path) != STDIN:
-                written.append(f"{label}: {path}")
+    rendered = [(label, path, text()) for label, path, text in wanted if path is not None]
+    commit_all([(path, text) for _, path, text in rendered if str(path) != STDIN])
+    written = []
+    for label, path, text in rendered:
+        if str(path) == STDIN:
+            typer.echo(text, nl=False)
+        else:
+            written.append(f"{label}: {path}")
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
-        # GitHub's contract is to append: other steps write to the same file.
-        with open(summary, "a", encoding="utf-8") as fh:
-            fh.write(md + "\n")
-        written.append(f"GitHub step summary: {summary}")
+        try:
+            with open(summary, "a", encoding="utf-8") as fh:
+                fh.write(md + "\n")
+        except OSError as exc:
+            line = plain("warning:", style="yellow")
+            line.append_text(plain(f" could not append to $GITHUB_STEP_SUMMARY ({summary}): "
+                                   f"{exc.strerror or exc}"))
+            err_console.print(line)
+        else:
+            written.append(f"GitHub step summary: {summary}")
     return written
 
 
@@ -77,6 +95,18 @@ def render(verdict: GateVerdict, fmt: str) -> None:
         print_table(console, verdict_table(verdict))
         for line in verdict_lines(verdict):
             console.print(plain(line))
+
+
+def _baseline_file(ref: str | None, directory: Path) -> Path | None:
+    """The file a ``--baseline`` NAME or PATH would be read from (an input to protect)."""
+    if ref is None:
+        return None
+    if "/" in ref or os.sep in ref or ref.endswith(".json") or Path(ref).is_file():
+        return Path(ref)  # load_baseline's rule for a path
+    try:
+        return baseline_path(ref, directory)
+    except ConfigError:  # load_baseline reports a bad name
+        return None
 
 
 @app.command("gate")
@@ -101,13 +131,11 @@ def gate_command(
                                          help="Write the verdict as JSON here."),
     fmt: GateFormat = typer.Option("table", "--format", "-f",
                                    help="What to print on standard output."),
+    force: bool = force_option(),
 ) -> None:
     """Check a report against CHECKS: exit 0 pass, 1 a blocking check failed, 2 bad input."""
-    for given in (report, checks):
-        note_input(given)
-    if baseline is not None and Path(baseline).suffix:
-        note_input(baseline)
-    check_outputs(junit, markdown, json_out)
+    guard_outputs([(junit, None), (markdown, None), (json_out, "rankproof.gate")],
+                  [report, checks, _baseline_file(baseline, baseline_dir)], force=force)
     result = result_from_report(report, stage)
     spec = load_checks(checks, known_case_ids=result.case_ids)
     base = load_baseline(baseline, baseline_dir) if baseline is not None else None

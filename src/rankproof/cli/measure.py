@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from rankproof.cli._app import app, err_console, error_boundary
+from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import (
     DedupeChoice,
     OrderChoice,
@@ -92,8 +93,10 @@ def measure(
     allow_extra_columns: bool = allow_extra_columns_option(),
     names: list[str] | None = names_option(),
     output: Path | None = output_option("Write the output to a file (atomically)."),
+    force: bool = force_option(),
 ) -> None:
     """Evaluate runs against judgments, exactly as trec_eval does."""
+    guard_outputs([(output, "rankproof.measure")], [qrels, *runs], force=force)
     fmt = str(fmt)
     selected, header = select_measures(measures, fmt)
     qrels_obj, loaded = load_runs(qrels, runs, names=names, dedupe=dedupe,

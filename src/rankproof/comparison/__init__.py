@@ -21,7 +21,14 @@ from rankproof.comparison._compare import (
     compare_evaluated,
     judged_measure,
 )
-from rankproof.comparison._pairs import Pairing, Pairs, compare_pairs, compare_scores, verdict
+from rankproof.comparison._pairs import (
+    Pairing,
+    Pairs,
+    compare_pairs,
+    compare_scores,
+    family_cost,
+    verdict,
+)
 from rankproof.comparison._pilot import (
     load_comparison,
     pilot_deltas,
@@ -52,6 +59,7 @@ __all__ = [
     "compare_evaluated",
     "compare_pairs",
     "compare_scores",
+    "family_cost",
     "judged_measure",
     "load_comparison",
     "pilot_deltas",

@@ -21,16 +21,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from rankproof._errors import InputError, PairingError
-from rankproof.comparison._pairs import Pairs, compare_scores
+from rankproof.comparison._pairs import Pairs, compare_scores, family_cost
 from rankproof.comparison._row import Comparison
 from rankproof.data import Order, Qrels, Run, as_qrels, as_run
-from rankproof.measures import Measure, PerQuery, evaluate, resolve_measures
+from rankproof.measures import Measure, PerQuery, TopicPolicy, evaluate, resolve_measures
 from rankproof.stats import TestName
 
-Topics = Literal["complete", "intersection"]
+Topics = TopicPolicy
 JUDGED_FLOOR = 0.9
 JUDGED_GAP = 0.1
 JUDGED_DEFAULT_DEPTH = 100  # measures without a cutoff look deep: Judged@100 stands for them
@@ -116,6 +116,12 @@ def compare(
     ms = resolve_measures(measures)
     if baseline is not None and baseline not in named:
         raise InputError(f"baseline {baseline!r} is not one of the runs: {', '.join(named)}")
+    # The cost check runs again on the evaluated scores; here it spares the evaluation.
+    # With topics="complete" the qrels' topics are exactly the ids of every row.
+    n = len(qrels.topics) if topics == "complete" else 1
+    couples = (len(named) - 1 if pairs == "baseline" else len(named) * (len(named) - 1) // 2)
+    family_cost([n] * couples * len(ms), test=test, resamples=resamples,
+                tukey=[(n, len(named))] * len(ms) if pairs == "all" else ())
     judged_ms = tuple(dict.fromkeys(judged_measure(m) for m in ms))
     tables = {name: evaluate(qrels, run, (*ms, *judged_ms), rel_level=rel_level, topics=topics,
                              order=order)
@@ -183,6 +189,7 @@ def compare_evaluated(
         caveats.append(f"Tukey HSD controls the error rate within each measure; {len(ms)} measures "
                        "were tested, so read cross-measure patterns with care")
     for name, pq in tables.items():
+        caveats.extend(f"{name}: warning: {w}" for w in pq.warnings)
         if pq.zero_filled:
             caveats.append(f"{name}: {len(pq.zero_filled)} topic(s) without results scored 0")
         if pq.dropped:

@@ -16,18 +16,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from rankproof._errors import InputError, PairingError
+from rankproof._errors import ConfigError, InputError, PairingError
 from rankproof.comparison._row import Comparison, ComparisonRow, Verdict
 from rankproof.measures import polarity
 from rankproof.stats import (
     CORRECTIONS,
+    TESTS,
+    Cost,
     PairedResult,
     TestName,
     TukeyHSDResult,
     check_choice,
+    check_cost,
+    check_int,
     check_probability,
     correct,
     paired_test,
+    paired_test_cost,
+    tukey_cost,
     tukey_hsd_randomized,
 )
 
@@ -92,6 +98,40 @@ def verdict(p_corrected: float, alpha: float, difference: float,
     return "no detectable difference"
 
 
+def family_cost(sizes: Sequence[int], *, test: str = "randomization", resamples: int = 10_000,
+                tukey: Sequence[tuple[int, int]] = (), what: str = "the comparison",
+                error: type[InputError] | type[ConfigError] = InputError) -> Cost:
+    """Check what testing one family costs before any of it runs; refuse it over the bounds.
+
+    ``sizes`` holds the number of paired ids of each row; ``tukey`` the
+    ``(ids, systems)`` of each Tukey HSD run beside them. The rows run one
+    after another, so their times add up while memory is one row's peak.
+    Every entry point that compares (`compare`, `compare_scores`,
+    `compare_pairs`, the harness, the gate's checks files) calls this, so a
+    ``resamples`` typo is refused with the estimate, in seconds, instead of
+    failing hours later (or with a ``MemoryError``). ``error`` is
+    `ConfigError` when the number came from a checks or config file.
+    """
+    try:
+        test = check_choice(test, "test", TESTS)
+        resamples = check_int(resamples, "resamples", 1)
+    except InputError as exc:
+        if issubclass(error, InputError):
+            raise
+        raise error(str(exc)) from None
+    total = Cost(0.0, 0.0)
+    for n in sizes:
+        total = total.then(paired_test_cost(max(1, n), test, None, resamples))
+    for ids, systems in tukey:
+        total = total.then(tukey_cost(max(1, ids), systems, resamples))
+    largest = max(sizes, default=0)
+    rows = f"{len(sizes)} paired test{'s' if len(sizes) != 1 else ''}"
+    extra = f" and {len(tukey)} Tukey HSD" if tukey else ""
+    return check_cost(total, f"{what} ({rows}{extra} on up to {largest} "
+                             f"id{'s' if largest != 1 else ''}, {test} test) with "
+                             f"resamples={resamples}", error=error, field="resamples")
+
+
 def _row(p: Pairing, aligned: tuple[tuple[str, ...], tuple[float, ...], tuple[float, ...]],
          r: PairedResult, p_corrected: float, alpha: float, correction: str) -> ComparisonRow:
     level = alpha if p.alpha is None else p.alpha
@@ -132,6 +172,7 @@ def compare_pairs(
     if p_corrected is None:
         correction = check_choice(correction, "correction", CORRECTIONS)
     aligned = [_aligned(p) for p in pairings]
+    family_cost([len(a[0]) for a in aligned], test=test, resamples=resamples)
     results = []
     for p, (qids, cand, base) in zip(pairings, aligned, strict=True):
         r = paired_test(dict(zip(qids, cand, strict=True)), dict(zip(qids, base, strict=True)),
@@ -202,6 +243,9 @@ def compare_scores(
                 for m in measures for b, c in couples]
     tukey: dict[str, TukeyHSDResult] = {}
     fixed: list[float] | None = None
+    family_cost([len(p.baseline_scores) for p in pairings], test=test, resamples=resamples,
+                tukey=[(len(scores[base][m]), len(systems)) for m in measures]
+                if pairs == "all" else ())
     if pairs == "all":
         for p in pairings:
             _aligned(p)  # the one pairing rule, before Tukey reports it its own way

@@ -13,7 +13,7 @@ from rankproof.corpus._collections import (
     read_glasgow,
     read_vaswani,
 )
-from rankproof.corpus._corpus import Chunk, Corpus, Document, read_corpus
+from rankproof.corpus._corpus import DOCUMENT_SUFFIXES, Chunk, Corpus, Document, read_corpus
 from rankproof.corpus._judgments import (
     Gold,
     JudgedQuery,
@@ -24,6 +24,7 @@ from rankproof.corpus._judgments import (
 
 __all__ = [
     "COLLECTIONS",
+    "DOCUMENT_SUFFIXES",
     "BeirAdaptation",
     "Chunk",
     "Collection",

@@ -22,8 +22,13 @@ files are skipped by ``read_corpus``), no drive or absolute form, no control
 characters, not a Windows reserved device name (``CON``, ``NUL``, ``COM1``,
 …, which Windows reserves with any extension), at most 255 bytes with the
 ``.txt`` suffix — and two ids must not differ only by case (or Unicode
-normalisation): they would be one file on macOS and Windows. In the
-judgments the document id is the file's relative path, ``<doc_id>.txt``.
+normalisation): they would be one file on macOS and Windows. A safe id
+that Windows would still refuse as a file name (``< > : " | ? *``, a
+trailing dot or space: BEIR's dbpedia-entity ids look like
+``<dbpedia:Animal>``) is written under its `portable_stem`, those characters
+(and ``%``) escaped as ``%XX``, so every file name the adapter writes can be
+checked out on Linux, macOS and Windows. In the judgments the document id is
+the file's relative path, ``<portable_stem(doc_id)>.txt``.
 Query ids must be kebab-case lowercase in judgments; a BEIR query id that
 already is stays as it is, any other becomes ``<slug>-<8 hex of sha256(id)>``
 (a pure function of the id alone, so the mapping does not depend on file
@@ -35,8 +40,10 @@ unknown documents or queries, a split with no positive rows, a relevant
 document with no text, an output path that is a symlink, a file, or a
 non-empty directory. Then the output is built in a temporary sibling
 directory, every path containment-checked against it, and renamed into
-place; on any failure the temporary directory is removed and ``out`` is
-left as it was.
+place; on any failure — an error, or SIGINT/SIGTERM, which the CLI turns
+into an exception — the temporary directory is removed and ``out`` is left
+as it was. ``overwrite`` (the CLI's ``--force``) replaces a previous
+adaptation as a whole, and nothing else.
 """
 
 from __future__ import annotations
@@ -54,7 +61,8 @@ from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from rankproof._errors import InputError
-from rankproof._io import PathLike
+from rankproof._io import PathLike, current_umask, pause_before_rename
+from rankproof._limits import shown
 from rankproof.corpus._corpus import is_encodable, normalise_text
 from rankproof.corpus._judgments import QUERY_ID_PATTERN
 from rankproof.data import Input, read_jsonl, read_qrels_rows
@@ -65,6 +73,9 @@ _WINDOWS_RESERVED = frozenset(
     | {f"com{i}" for i in "123456789¹²³"}
     | {f"lpt{i}" for i in "123456789¹²³"}
 )
+# Characters Windows refuses in a file name ('/' and '\\' are refused as separators),
+# and '%', the escape character of `portable_stem`.
+_ESCAPED = frozenset('<>:"|?*%')
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
 _MAX_NAME_BYTES = 255
 
@@ -91,13 +102,19 @@ class BeirAdaptation:
 
 
 def unsafe_component_reason(name: str) -> str | None:
-    """Why ``name`` is not a safe, portable single path component, or None if it is."""
+    """Why ``name`` is not a safe, portable single path component, or None if it is.
+
+    Characters that are merely not allowed in Windows file names (``< > : "
+    | ? *``, a trailing dot or space) do not make an id unsafe: the adapter
+    writes such an id under its `portable_stem`, so BEIR's own ids
+    (``<dbpedia:Animal>``) still convert.
+    """
     if not name:
         return "is empty"
     if "/" in name or "\\" in name:
         return "contains a path separator ('/' or '\\')"
     if name in (".", ".."):
-        return f"is {name!r}, a relative path step"
+        return f"is {shown(name)}, a relative path step"
     if any(ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 for ch in name):
         return "contains a control character"
     if not is_encodable(name):
@@ -109,9 +126,34 @@ def unsafe_component_reason(name: str) -> str | None:
     stem = name.split(".", 1)[0].rstrip(" ").lower()
     if stem in _WINDOWS_RESERVED:
         return f"is a reserved device name on Windows ({stem.upper()})"
-    if len((name + DOC_SUFFIX).encode("utf-8")) > _MAX_NAME_BYTES:
+    if len((portable_stem(name) + DOC_SUFFIX).encode("utf-8")) > _MAX_NAME_BYTES:
         return f"is too long for a file name ({_MAX_NAME_BYTES} bytes with '{DOC_SUFFIX}')"
     return None
+
+
+def portable_stem(doc_id: str) -> str:
+    """The file name (without ``.txt``) document ``doc_id`` is written under.
+
+    The id itself when it is a portable file name already; otherwise each
+    character Windows refuses in a file name (``< > : " | ? *``), a trailing
+    dot or space (which Windows drops), and ``%`` itself are written as
+    ``%XX`` (their UTF-8 bytes in upper-case hex). ``%`` being escaped too
+    makes the mapping one-to-one, and ids that differ only by case still map
+    to names that differ only by case (refused as a collision before).
+
+    >>> portable_stem("<dbpedia:Animal>"), portable_stem("d1"), portable_stem("a.")
+    ('%3Cdbpedia%3AAnimal%3E', 'd1', 'a%2E')
+    """
+    if not any(ch in _ESCAPED for ch in doc_id) and not doc_id.endswith((".", " ")):
+        return doc_id
+    body = doc_id.rstrip(". ")
+    tail = doc_id[len(body):]
+    out = "".join(_escape(ch) if ch in _ESCAPED else ch for ch in body)
+    return out + "".join(_escape(ch) for ch in tail)
+
+
+def _escape(ch: str) -> str:
+    return "".join(f"%{b:02X}" for b in ch.encode("utf-8"))
 
 
 def kebab_query_id(original: str) -> str:
@@ -143,7 +185,7 @@ def _open(path: Path) -> Input:
 
 def _id_value(value: Any, path: Path, line: int) -> str:
     if isinstance(value, bool) or not isinstance(value, str | int):
-        raise InputError(f"_id must be a string, found {value!r}", path=str(path), line=line,
+        raise InputError(f"_id must be a string, found {shown(value)}", path=str(path), line=line,
                          field="_id")
     return str(value)
 
@@ -178,17 +220,17 @@ def _read_corpus_rows(path: Path) -> dict[str, tuple[int, str]]:
         doc_id = _id_value(row["_id"], path, lineno)
         reason = unsafe_component_reason(doc_id)
         if reason is not None:
-            raise InputError(f"document id {doc_id!r} {reason}; it would become a file name",
+            raise InputError(f"document id {shown(doc_id)} {reason}; it would become a file name",
                              path=str(path), line=lineno, field="_id")
         if doc_id in docs:
-            raise InputError(f"duplicate document id {doc_id!r} (first on line "
+            raise InputError(f"duplicate document id {shown(doc_id)} (first on line "
                              f"{docs[doc_id][0]})", path=str(path), line=lineno, field="_id")
         key = unicodedata.normalize("NFC", doc_id).casefold()
         if key in folded:
             other, other_line = folded[key]
             raise InputError(
-                f"document id {doc_id!r} collides with {other!r} (line {other_line}) when case "
-                "is ignored: they would be the same file on macOS and Windows",
+                f"document id {shown(doc_id)} collides with {shown(other)} (line {other_line}) "
+                "when case is ignored: they would be the same file on macOS and Windows",
                 path=str(path), line=lineno, field="_id",
             )
         folded[key] = (doc_id, lineno)
@@ -209,7 +251,7 @@ def _read_query_rows(path: Path) -> dict[str, tuple[int, str]]:
             raise InputError("query id holds an unpaired surrogate", path=str(path),
                              line=lineno, field="_id")
         if qid in queries:
-            raise InputError(f"duplicate query id {qid!r} (first on line {queries[qid][0]})",
+            raise InputError(f"duplicate query id {shown(qid)} (first on line {queries[qid][0]})",
                              path=str(path), line=lineno, field="_id")
         queries[qid] = (lineno, _text_field(row, "text", path, lineno))
     return queries
@@ -225,10 +267,10 @@ def _read_split(
     for qid, docid, score, lineno in zip(rows.qids, rows.docids, rows.rels, rows.lines,
                                          strict=True):
         if qid not in queries:
-            raise InputError(f"unknown query {qid!r} (not in queries.jsonl)", path=str(path),
+            raise InputError(f"unknown query {shown(qid)} (not in queries.jsonl)", path=str(path),
                              line=lineno, field="query-id")
         if docid not in docs:
-            raise InputError(f"unknown document {docid!r} (not in corpus.jsonl)",
+            raise InputError(f"unknown document {shown(docid)} (not in corpus.jsonl)",
                              path=str(path), line=lineno, field="corpus-id")
         if (qid, docid) in seen:
             raise InputError(f"duplicate judgment ({qid}, {docid}) (first on line "
@@ -237,11 +279,11 @@ def _read_split(
         seen[qid, docid] = lineno
         if score > 0:
             if not docs[docid][1]:
-                raise InputError(f"document {docid!r} is judged relevant but has no text, so "
+                raise InputError(f"document {shown(docid)} is judged relevant but has no text, so "
                                  "it cannot be quoted", path=str(path), line=lineno,
                                  field="corpus-id")
             if not queries[qid][1].strip():
-                raise InputError(f"query {qid!r} is judged but has no text", path=str(path),
+                raise InputError(f"query {shown(qid)} is judged but has no text", path=str(path),
                                  line=lineno, field="query-id")
             positives.setdefault(qid, {})[docid] = score
     if not positives:
@@ -252,7 +294,18 @@ def _read_split(
 # -- writing ------------------------------------------------------------------
 
 
-def _check_out(out: Path) -> None:
+_ADAPTATION = frozenset({"docs", "judgments.jsonl"})
+
+
+def _is_adaptation(out: Path) -> bool:
+    """Whether ``out`` holds exactly what an adaptation writes (docs/ and judgments.jsonl)."""
+    docs, judgments = out / "docs", out / "judgments.jsonl"
+    return ({p.name for p in out.iterdir()} == _ADAPTATION
+            and docs.is_dir() and not docs.is_symlink()
+            and judgments.is_file() and not judgments.is_symlink())
+
+
+def _check_out(out: Path, overwrite: bool = False) -> None:
     if out.is_symlink():
         raise InputError("the output path is a symlink; refusing to write through it",
                          path=str(out))
@@ -260,7 +313,13 @@ def _check_out(out: Path) -> None:
         if not out.is_dir():
             raise InputError("the output path exists and is not a directory", path=str(out))
         if any(out.iterdir()):
-            raise InputError("the output directory exists and is not empty", path=str(out))
+            if not overwrite:
+                raise InputError("the output directory exists and is not empty (--force "
+                                 "replaces a previous adaptation)", path=str(out))
+            if not _is_adaptation(out):
+                raise InputError("the output directory is not empty and is not a previous "
+                                 "adaptation (docs/ and judgments.jsonl only), so --force does "
+                                 "not replace it", path=str(out))
 
 
 def _contained(path: Path, root: Path) -> Path:
@@ -271,49 +330,24 @@ def _contained(path: Path, root: Path) -> Path:
     return resolved
 
 
-def adapt_beir(src: PathLike, out: PathLike, *, split: str = "test") -> BeirAdaptation:
-    """Convert the BEIR folder ``src`` into ``out/docs/*.txt`` + ``out/judgments.jsonl``.
+def _write_out(out_dir: Path, docs: dict[str, tuple[int, str]], rows: list[dict[str, Any]],
+               overwrite: bool) -> None:
+    """Build the output in a temporary sibling folder, then rename it into place.
 
-    See the module docstring for the rules. Raises `InputError` (with file,
-    line and field) before anything is written; ``out`` must not exist, or be
-    an empty directory.
+    On any failure — an `OSError`, or a signal the CLI turns into an
+    exception — the temporary folder is removed and ``out_dir`` is as it was
+    (a previous adaptation moved aside for ``overwrite`` is moved back). The
+    folder gets the permissions ``mkdir`` would give it (the umask's), not
+    ``mkdtemp``'s private ``0o700``.
     """
-    src_dir, out_dir = Path(src), Path(out)
-    reason = unsafe_component_reason(split)
-    if reason is not None:
-        raise InputError(f"split {split!r} {reason}", field="split")
-    if not src_dir.is_dir():
-        raise InputError("expected a BEIR folder", path=str(src_dir))
-    _check_out(out_dir)
-    docs = _read_corpus_rows(src_dir / "corpus.jsonl")
-    queries = _read_query_rows(src_dir / "queries.jsonl")
-    positives = _read_split(src_dir / "qrels" / f"{split}.tsv", docs, queries)
-
-    rows = []
-    mapped: dict[str, str] = {}
-    graded = False
-    for qid, judged in positives.items():
-        new_id = kebab_query_id(qid)
-        if new_id in mapped:
-            raise InputError(f"query ids {mapped[new_id]!r} and {qid!r} map to the same "
-                             f"kebab-case id {new_id!r}", path=str(src_dir / "queries.jsonl"),
-                             field="_id")
-        mapped[new_id] = qid
-        row: dict[str, Any] = {
-            "query_id": new_id, "query": queries[qid][1], "category": "normal",
-            "gold": [{"doc": d + DOC_SUFFIX, "quote": docs[d][1]} for d in judged],
-            "source_id": qid,
-        }
-        if any(s > 1 for s in judged.values()):
-            graded = True
-            row["meta"] = {"grades": {d + DOC_SUFFIX: s for d, s in judged.items()}}
-        rows.append(row)
-    _check_out(out_dir)  # again: reading took time, and the folder may have changed
-
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".tmp", dir=out_dir.parent))
-    removed_empty_out = False
+    tmp: Path | None = None
+    old: Path | None = None
+    placed = removed_empty_out = False
     try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".tmp",
+                                    dir=out_dir.parent))
+        os.chmod(tmp, 0o777 & ~current_umask())
         root = tmp.resolve()
         docs_root = _contained(tmp / "docs", root)
         docs_root.mkdir()
@@ -330,18 +364,79 @@ def adapt_beir(src: PathLike, out: PathLike, *, split: str = "test") -> BeirAdap
                   newline="\n") as fh:
             for row in rows:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-        _check_out(out_dir)
-        if out_dir.exists():
+        pause_before_rename()
+        _check_out(out_dir, overwrite)
+        if out_dir.exists() and any(out_dir.iterdir()):  # a previous adaptation (checked)
+            old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".old",
+                                        dir=out_dir.parent))
+            os.replace(out_dir, old)
+        elif out_dir.exists():
             out_dir.rmdir()  # empty (checked); rename cannot replace it everywhere
             removed_empty_out = True
         os.replace(tmp, out_dir)
+        placed = True
     except BaseException:
-        with contextlib.suppress(OSError):
-            shutil.rmtree(tmp)
-        if removed_empty_out:
+        if not placed and tmp is not None:
+            with contextlib.suppress(OSError):
+                shutil.rmtree(tmp)
+        if not placed and old is not None and not out_dir.exists():
+            with contextlib.suppress(OSError):
+                os.replace(old, out_dir)
+        elif not placed and removed_empty_out:
             with contextlib.suppress(OSError):
                 out_dir.mkdir()
         raise
+    if old is not None:
+        try:
+            shutil.rmtree(old, ignore_errors=True)
+        finally:  # interrupted mid-way: the CLI ignores a second signal, so this completes
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def adapt_beir(src: PathLike, out: PathLike, *, split: str = "test",
+               overwrite: bool = False) -> BeirAdaptation:
+    """Convert the BEIR folder ``src`` into ``out/docs/*.txt`` + ``out/judgments.jsonl``.
+
+    See the module docstring for the rules. Raises `InputError` (with file,
+    line and field) before anything is written; ``out`` must not exist, or be
+    an empty directory — or, with ``overwrite``, a previous adaptation
+    (exactly ``docs/`` and ``judgments.jsonl``), which is replaced as a
+    whole. Any other non-empty folder is never deleted.
+    """
+    src_dir, out_dir = Path(src), Path(out)
+    reason = unsafe_component_reason(split)
+    if reason is not None:
+        raise InputError(f"split {shown(split)} {reason}", field="split")
+    if not src_dir.is_dir():
+        raise InputError("expected a BEIR folder", path=str(src_dir))
+    _check_out(out_dir, overwrite)
+    docs = _read_corpus_rows(src_dir / "corpus.jsonl")
+    queries = _read_query_rows(src_dir / "queries.jsonl")
+    positives = _read_split(src_dir / "qrels" / f"{split}.tsv", docs, queries)
+
+    rows = []
+    mapped: dict[str, str] = {}
+    graded = False
+    for qid, judged in positives.items():
+        new_id = kebab_query_id(qid)
+        if new_id in mapped:
+            raise InputError(f"query ids {shown(mapped[new_id])} and {shown(qid)} map to the "
+                             f"same kebab-case id {shown(new_id)}",
+                             path=str(src_dir / "queries.jsonl"), field="_id")
+        mapped[new_id] = qid
+        row: dict[str, Any] = {
+            "query_id": new_id, "query": queries[qid][1], "category": "normal",
+            "gold": [{"doc": portable_stem(d) + DOC_SUFFIX, "quote": docs[d][1]}
+                     for d in judged],
+            "source_id": qid,
+        }
+        if any(s > 1 for s in judged.values()):
+            graded = True
+            row["meta"] = {"grades": {portable_stem(d) + DOC_SUFFIX: s
+                                      for d, s in judged.items()}}
+        rows.append(row)
+    _check_out(out_dir, overwrite)  # again: reading took time, and the folder may have changed
+    _write_out(out_dir, {portable_stem(d): v for d, v in docs.items()}, rows, overwrite)
     return BeirAdaptation(
         out=out_dir, split=split, documents=len(docs), queries=len(rows),
         positives=sum(len(j) for j in positives.values()),

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -271,6 +272,20 @@ class Corpus:
         return tuple(c for c in self._doc_chunks[doc_id] if c.start < end and start < c.end)
 
 
+def _check_regular(path: Path) -> None:
+    """Refuse a document that is not a regular file, without opening it (`read_corpus`)."""
+    try:
+        mode = path.stat().st_mode  # follows a symlink; stat never blocks on a FIFO
+    except OSError:
+        return  # a dangling link: opening it names the problem
+    if stat.S_ISREG(mode):
+        return
+    kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a file")
+    raise InputError(f"this corpus document is {kind}, not a regular file; a corpus folder "
+                     "holds documents only: move it out of the folder", path=str(path))
+
+
 def read_corpus(
     directory: PathLike, *, chunk_size: int = DEFAULT_CHUNK_SIZE, overlap: int = DEFAULT_OVERLAP
 ) -> Corpus:
@@ -280,7 +295,11 @@ def read_corpus(
     (``pumps/maintenance.md``), so ids are the same on every OS. Files and
     folders whose name starts with ``.`` are skipped (``.git``, editor
     droppings), as are files with other suffixes; symlinked folders are not
-    followed (no cycles). Files must be UTF-8: anything else raises
+    followed (no cycles). A document that is not a regular file (a FIFO, a
+    socket, a device, even behind a symlink) is refused with an `InputError`
+    naming it, before anything is opened: opening a FIFO waits for a writer
+    that may never come, and a document that is a stream would make the
+    corpus digest depend on who wrote to it. Files must be UTF-8: anything else raises
     `InputError` naming the file, because guessing an encoding would make the
     digest depend on the guess. A directory with no documents is an error.
     """
@@ -295,6 +314,7 @@ def read_corpus(
             path = Path(dirpath) / name
             if name.startswith(".") or path.suffix.lower() not in DOCUMENT_SUFFIXES:
                 continue
+            _check_regular(path)
             files.append((path.relative_to(root).as_posix(), path))
     if not files:
         raise InputError("no .txt or .md documents found in the directory", path=str(root))

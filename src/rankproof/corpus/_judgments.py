@@ -41,6 +41,7 @@ from typing import Any, Literal, get_args
 
 from rankproof._errors import InputError
 from rankproof._io import PathLike, atomic_write
+from rankproof._limits import MAX_SHOWN_CHARS, shown
 from rankproof.corpus._corpus import Corpus, is_encodable
 from rankproof.data import Input, Qrels, read_jsonl
 
@@ -209,14 +210,14 @@ class Judgments:
 
 def _check_granularity(granularity: str) -> None:
     if granularity not in ("chunk", "document"):
-        raise InputError(f"granularity must be 'chunk' or 'document', got {granularity!r}",
+        raise InputError(f"granularity must be 'chunk' or 'document', got {shown(granularity)}",
                          field="granularity")
 
 
 def _check_against(corpus: Corpus, q: JudgedQuery, i: int, g: Gold, source: str | None) -> None:
     if g.doc not in corpus or corpus.document(g.doc).text[g.start:g.end] != g.quote:
         raise InputError(
-            f"query {q.query_id!r}: gold quote from document {g.doc!r} is not at "
+            f"query {shown(q.query_id)}: gold quote from document {shown(g.doc)} is not at "
             f"[{g.start}, {g.end}) of that document in this corpus; the judgments were "
             "read against different documents", path=source, field=f"gold[{i}]",
         )
@@ -243,7 +244,7 @@ def _build(rows: list[tuple[int, Any]], corpus: Corpus, source: str | None) -> J
     for line, row in rows:
         q = _parse_row(row, corpus, source, line)
         if q.query_id in seen:
-            raise InputError(f"duplicate query_id {q.query_id!r} (first on line "
+            raise InputError(f"duplicate query_id {shown(q.query_id)} (first on line "
                              f"{seen[q.query_id]})", path=source, line=line, field="query_id")
         seen[q.query_id] = line
         queries.append(q)
@@ -261,22 +262,22 @@ def _parse_row(row: Any, corpus: Corpus, source: str | None, line: int) -> Judge
         raise err(f"missing key {missing[0]!r}; a row needs {', '.join(_REQUIRED)}", missing[0])
     extra = sorted(k for k in row if k not in _REQUIRED and k not in _OPTIONAL)
     if extra:
-        raise err(f"unexpected key {extra[0]!r}; allowed keys are "
-                  f"{', '.join(_REQUIRED + _OPTIONAL)}", extra[0])
+        raise err(f"unexpected key {shown(extra[0])}; allowed keys are "
+                  f"{', '.join(_REQUIRED + _OPTIONAL)}", _cut(extra[0]))
     qid = row["query_id"]
     if not isinstance(qid, str):
         raise err(f"query_id must be a string, found {_json_type(qid)}", "query_id")
     if not QUERY_ID_PATTERN.match(qid):
         raise err(f"query_id must be kebab-case lowercase ([a-z0-9] words joined by '-'), "
-                  f"found {qid!r}", "query_id")
+                  f"found {shown(qid)}", "query_id")
     text = row["query"]
     if not isinstance(text, str) or not text.strip():
-        raise err(f"query must be a non-empty string, found {text!r}", "query")
+        raise err(f"query must be a non-empty string, found {shown(text)}", "query")
     if not is_encodable(text):
         raise err("query holds an unpaired surrogate and cannot be encoded as UTF-8", "query")
     category = row["category"]
     if category not in CATEGORIES:
-        raise err(f"category must be one of {', '.join(CATEGORIES)}, found {category!r}",
+        raise err(f"category must be one of {', '.join(CATEGORIES)}, found {shown(category)}",
                   "category")
     source_id = row.get("source_id")
     if source_id is not None and not isinstance(source_id, str):
@@ -315,22 +316,28 @@ def _parse_gold(g: Any, i: int, corpus: Corpus, err: Any) -> Gold:
             raise err(f"missing key {k!r}; a gold entry needs doc and quote", f"{where}.{k}")
     extra = sorted(k for k in g if k not in _GOLD_KEYS)
     if extra:
-        raise err(f"unexpected key {extra[0]!r}; a gold entry has only doc and quote",
-                  f"{where}.{extra[0]}")
+        raise err(f"unexpected key {shown(extra[0])}; a gold entry has only doc and quote",
+                  _cut(f"{where}.{extra[0]}"))
     doc, quote = g["doc"], g["quote"]
     if not isinstance(doc, str):
         raise err(f"doc must be a string, found {_json_type(doc)}", f"{where}.doc")
     if doc not in corpus:
-        raise err(f"unknown document {doc!r} (not in the corpus of {len(corpus)} documents)",
+        raise err(f"unknown document {shown(doc)} (not in the corpus of {len(corpus)} "
+                  "documents)",
                   f"{where}.doc")
     if not isinstance(quote, str) or not quote:
-        raise err(f"quote must be a non-empty string, found {quote!r}", f"{where}.quote")
+        raise err(f"quote must be a non-empty string, found {shown(quote)}", f"{where}.quote")
     start = corpus.document(doc).text.find(quote)
     if start < 0:
-        shown = quote if len(quote) <= 80 else quote[:77] + "..."
-        raise err(f"quote not found verbatim in document {doc!r}: {shown!r}",
+        cut = quote if len(quote) <= 80 else quote[:77] + "..."
+        raise err(f"quote not found verbatim in document {shown(doc)}: {cut!r}",
                   f"{where}.quote")
     return Gold(doc=doc, quote=quote, start=start, end=start + len(quote))
+
+
+def _cut(key: str) -> str:
+    """A key from the file as a field name, cut to `MAX_SHOWN_CHARS`."""
+    return key if len(key) <= MAX_SHOWN_CHARS else key[: MAX_SHOWN_CHARS - 1] + "…"
 
 
 def _json_type(value: Any) -> str:
@@ -339,9 +346,9 @@ def _json_type(value: Any) -> str:
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, int | float):
-        return f"a number ({value!r})"
+        return f"a number ({shown(value)})"
     if isinstance(value, str):
-        return f"a string ({value!r})"
+        return f"a string ({shown(value)})"
     if isinstance(value, list | tuple):
         return "an array"
     if isinstance(value, Mapping):

@@ -4,12 +4,15 @@ trec_eval's rank order (a property of a run, so it lives with the run).
 It also holds the project's one reader stack, which `rankproof.corpus` and
 the packages above use too: `Input` (bytes → gunzip by content → BOM →
 UTF-8 → lines; ``-`` for standard input), `read_jsonl` (one policy for JSON
-Lines) and `read_model` (JSON/YAML files validated by a pydantic model).
+Lines), `read_model` (JSON/YAML files validated by a pydantic model) and
+`load_yaml` (YAML within the depth, alias and integer bounds of
+``rankproof._limits``, for readers that track lines themselves).
 
 Corpora, chunking, judgments and collections live in `rankproof.corpus`.
 """
 
 from rankproof.data._beir import read_beir_qrels, read_beir_run, write_beir_qrels, write_beir_run
+from rankproof.data._bounds import YamlBoundError, load_yaml
 from rankproof.data._files import read_document, read_model, validate_model
 from rankproof.data._frames import (
     qrels_from_arrow,
@@ -63,12 +66,14 @@ __all__ = [
     "QrelsRows",
     "RankedOrder",
     "Run",
+    "YamlBoundError",
     "arrow_indices",
     "as_qrels",
     "as_run",
     "default_run_name",
     "load_qrels",
     "load_run",
+    "load_yaml",
     "qrels_from_arrow",
     "qrels_from_pandas",
     "ranked_order",

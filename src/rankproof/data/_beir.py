@@ -24,12 +24,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+import rankproof._limits as _limits
 from rankproof._errors import InputError
 from rankproof._io import PathLike, atomic_write
 from rankproof.data._model import Dedupe, Qrels, Run
 from rankproof.data._strings import find_bytes
 from rankproof.data._text import ExtraColumns, Input, default_run_name, line_locator, strip_bom
-from rankproof.data._trec import QrelsRows, _parse_float, _parse_int
+from rankproof.data._trec import QrelsRows, _parse_float, _parse_int, int_refusal
 
 BEIR_HEADER = ("query-id", "corpus-id", "score")
 
@@ -69,7 +70,8 @@ def _rows(
     if not (tuple(names) == BEIR_HEADER
             or (extra == "ignore" and tuple(names[:3]) == BEIR_HEADER)):
         raise InputError(
-            f"expected the header 'query-id<TAB>corpus-id<TAB>score', found {header!r}",
+            "expected the header 'query-id<TAB>corpus-id<TAB>score', found "
+            f"{_limits.shown(header)}",
             path=source, line=1, field="header",
         )
     qids: list[str] = []
@@ -104,8 +106,9 @@ def beir_qrels_rows(src: Input, *, allow_empty: bool = False) -> QrelsRows:
     for i, text in enumerate(texts):
         value = _parse_int(text.strip())
         if value is None:
-            raise InputError(f"score must be an integer, found {text!r} (it is the relevance "
-                             "label)", path=src.label, line=lines[i], field="score")
+            raise InputError(int_refusal("score", text.strip(),
+                                         hint=" (it is the relevance label)"),
+                             path=src.label, line=lines[i], field="score")
         rels.append(value)
     return QrelsRows(src.label, qids, docids, rels, lines)
 
@@ -134,11 +137,11 @@ def read_beir_run(
     for i, text in enumerate(texts):
         value = _parse_float(text.strip())
         if value is None:
-            raise InputError(f"score must be a number, found {text!r}", path=source,
-                             line=lines[i], field="score")
+            raise InputError(f"score must be a number, found {_limits.shown(text)}",
+                             path=source, line=lines[i], field="score")
         if not np.isfinite(value):
-            raise InputError(f"score must be a finite number, found {text!r}", path=source,
-                             line=lines[i], field="score")
+            raise InputError(f"score must be a finite number, found {_limits.shown(text)}",
+                             path=source, line=lines[i], field="score")
         scores[i] = value
     return Run.from_columns(
         qids, docids, scores, name=name if name is not None else default_run_name(source),
@@ -155,12 +158,14 @@ def _check_beir_ids(qid_vocab: pa.Array, docids: pa.Array, path: PathLike) -> No
     for what, values in (("query-id", qid_vocab), ("corpus-id", docids)):
         row = find_bytes(values, b"\t\n\r")
         if row is not None:
-            raise InputError(f"{what} {values[row].as_py()!r} contains a tab or line break, "
+            raise InputError(f"{what} {_limits.shown(values[row].as_py())} contains a tab or "
+                             "line break, "
                              "which a BEIR TSV cannot hold", path=str(path), field=what)
         quoted = pc.starts_with(values, '"')
         if len(values) and pc.any(quoted).as_py():
             bad = values.filter(quoted)[0].as_py()
-            raise InputError(f"{what} {bad!r} starts with '\"', which BEIR's csv reader "
+            raise InputError(f"{what} {_limits.shown(bad)} starts with '\"', which BEIR's csv "
+                             "reader "
                              "would strip as a quote", path=str(path), field=what)
 
 

@@ -9,9 +9,10 @@ one error (`InputError` by default, `ConfigError` for configuration files)
 that names the path and, where there is one, the line or the field of the
 first problem.
 
-YAML is read with a safe loader (no Python objects) and its anchors are
-bounded: a small file whose aliases expand to millions of nodes (the
-"billion laughs") is refused before anything walks it.
+YAML is read with a safe loader (no Python objects). Both formats are held
+to the bounds of `rankproof._limits` (``_bounds``): nesting depth, the nodes
+YAML aliases expand to (a "billion laughs" is refused before anything walks
+it) and integer length; a refusal names the field.
 """
 
 from __future__ import annotations
@@ -20,98 +21,89 @@ import json
 from pathlib import PurePath
 from typing import Any, TypeVar
 
+import rankproof._limits as _limits
 from rankproof._errors import InputError, RankproofError
 from rankproof._io import PathLike
+from rankproof.data._bounds import YamlBoundError, cut, json_loads, json_problem, load_yaml
 from rankproof.data._jsonl import json_error
 from rankproof.data._text import Input
 
 M = TypeVar("M")
 
-#: The most nodes a YAML document may expand to once its aliases are followed.
-MAX_YAML_NODES = 1_000_000
+#: The most nodes a YAML document may expand to once its aliases are followed
+#: (`rankproof._limits.MAX_YAML_NODES`, kept here under its old name).
+MAX_YAML_NODES = _limits.MAX_YAML_NODES
 
 
 class _Problem(Exception):
-    def __init__(self, message: str, line: int | None = None) -> None:
+    def __init__(self, message: str, line: int | None = None, field: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.line = line
+        self.field = field
 
 
 def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise _Problem(f"duplicate key {key!r}")
+            raise _Problem(f"duplicate key {_limits.shown(key)}")
         out[key] = value
     return out
 
 
 def _load_json(text: str) -> Any:
     try:
-        return json.loads(text, object_pairs_hook=_pairs_hook)
+        value = json_loads(text, pairs_hook=_pairs_hook)
     except json.JSONDecodeError as exc:
         err = json_error(exc, None)
         raise _Problem(err.reason, exc.lineno) from None
     except RecursionError:
         raise _Problem("invalid JSON: nested too deeply") from None
+    problem = json_problem(value)
+    if problem is not None:
+        raise _Problem(problem[0], field=problem[1])
+    return value
+
+
+class _Loader:
+    """Built on first use: PyYAML is imported only by readers of YAML."""
+
+    cls: Any = None
+
+    @classmethod
+    def get(cls) -> Any:
+        if cls.cls is None:
+            import yaml
+
+            class Loader(yaml.SafeLoader):
+                def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+                    seen: set[Any] = set()
+                    for key_node, _ in node.value:
+                        key = self.construct_object(key_node, deep=True)
+                        if key in seen:
+                            raise _Problem(f"duplicate key {_limits.shown(key)}",
+                                           key_node.start_mark.line + 1)
+                        seen.add(key)
+                    return super().construct_mapping(node, deep=deep)
+
+            cls.cls = Loader
+        return cls.cls
 
 
 def _load_yaml(text: str) -> Any:
     import yaml
 
-    class Loader(yaml.SafeLoader):
-        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
-            seen: set[Any] = set()
-            for key_node, _ in node.value:
-                key = self.construct_object(key_node, deep=True)
-                if key in seen:
-                    raise _Problem(f"duplicate key {key!r}", key_node.start_mark.line + 1)
-                seen.add(key)
-            return super().construct_mapping(node, deep=deep)
-
-    loader = Loader(text)
     try:
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        _check_expansion(node)
-        return loader.construct_document(node)
+        return load_yaml(text, _Loader.get())[0]
+    except YamlBoundError as exc:
+        raise _Problem(exc.message, exc.line, exc.field) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         raise _Problem(f"invalid YAML: {exc.problem}",
                        None if mark is None else mark.line + 1) from None
     except yaml.YAMLError as exc:
         raise _Problem(f"invalid YAML: {exc}") from None
-    finally:
-        loader.dispose()
-
-
-def _check_expansion(root: Any) -> None:
-    """Refuse a YAML graph whose aliases would expand past `MAX_YAML_NODES` nodes."""
-    sizes: dict[int, int] = {}
-
-    def size(node: Any) -> int:
-        key = id(node)
-        if key in sizes:
-            return sizes[key]
-        sizes[key] = 1  # a cycle counts once (and cannot expand further)
-        total = 1
-        value = node.value
-        if isinstance(value, list):
-            for item in value:
-                if isinstance(item, tuple):
-                    total += size(item[0]) + size(item[1])
-                else:
-                    total += size(item)
-                if total > MAX_YAML_NODES:
-                    break
-        sizes[key] = total
-        return total
-
-    if size(root) > MAX_YAML_NODES:
-        raise _Problem(f"the document expands to more than {MAX_YAML_NODES:,} nodes "
-                       "through its aliases")
 
 
 def _is_yaml(label: str) -> bool:
@@ -120,11 +112,13 @@ def _is_yaml(label: str) -> bool:
 
 
 def _failer(label: str, error: type[RankproofError]) -> Any:
-    def fail(message: str, line: int | None = None) -> RankproofError:
+    def fail(message: str, line: int | None = None, field: str | None = None
+             ) -> RankproofError:
         if issubclass(error, InputError):
-            return error(message, path=label, line=line)
+            return error(message, path=label, line=line, field=field)
         where = f"{label}, line {line}" if line is not None else label
-        return error(f"{where}: {message}")
+        at = f"field '{field}': " if field else ""
+        return error(f"{where}: {at}{message}")
 
     return fail
 
@@ -152,7 +146,7 @@ def read_document(
     try:
         return _load_yaml(text) if _is_yaml(label) else _load_json(text)
     except _Problem as exc:
-        raise fail(f"cannot read the {what}: {exc.message}", exc.line) from None
+        raise fail(f"cannot read the {what}: {exc.message}", exc.line, exc.field) from None
 
 
 def read_model(
@@ -197,7 +191,7 @@ def validate_model(
         return model.model_validate(raw)  # type: ignore[attr-defined, no-any-return]
     except ValidationError as exc:
         first = exc.errors()[0]
-        loc = ".".join(str(x) for x in first["loc"]) or "(top level)"
+        loc = cut(".".join(str(x) for x in first["loc"])) or "(top level)"
         count = exc.error_count()
         problems = "1 problem" if count == 1 else f"{count} problems"
         raise _failer(label, error)(

@@ -24,8 +24,10 @@ from typing import Any
 
 import numpy as np
 
+import rankproof._limits as _limits
 from rankproof._errors import InputError
 from rankproof._io import PathLike
+from rankproof.data._bounds import parse_int
 from rankproof.data._jsonl import json_error, json_rel, json_score, json_type_name
 from rankproof.data._model import Dedupe, Qrels, Run
 from rankproof.data._text import Input, default_run_name, line_locator
@@ -53,7 +55,7 @@ class _Walker:
     def __init__(self, text: str, path: str) -> None:
         self.text = text
         self.path = path
-        self.decoder = json.JSONDecoder(object_pairs_hook=_Pairs)
+        self.decoder = json.JSONDecoder(object_pairs_hook=_Pairs, parse_int=parse_int)
         self._pos = 0
         self._line = 1
 
@@ -72,7 +74,7 @@ class _Walker:
 
     def fail(self, pos: int, expected: str) -> InputError:
         found = self.text[pos: pos + 1] or "the end of the file"
-        return InputError(f"invalid JSON: expected {expected}, found {found!r}",
+        return InputError(f"invalid JSON: expected {expected}, found {_limits.shown(found)}",
                           path=self.path, line=self.line(pos))
 
     def value(self, pos: int) -> tuple[Any, int]:
@@ -118,7 +120,7 @@ class _Walker:
             if self.text[pos: pos + 1] != "{":
                 value, _ = self.value(pos)
                 raise InputError(
-                    f"the value of qid {qid!r} must be an object {{docid: value}}, "
+                    f"the value of qid {_limits.shown(qid)} must be an object {{docid: value}}, "
                     f"found {_type_name(value)}", path=self.path, line=self.line(pos),
                 )
 
@@ -144,6 +146,8 @@ class _Walker:
 
 
 def _load_document(text: str, path: str) -> Any:
+    """The fast parse; None when only the careful pass can say what is wrong (an
+    integer too long for ``int``, which ``json`` refuses with a bare ``ValueError``)."""
     if not text.strip():
         raise InputError("the file is empty", path=path)
     try:
@@ -152,6 +156,19 @@ def _load_document(text: str, path: str) -> Any:
         raise json_error(exc, path) from None
     except RecursionError:
         raise InputError("invalid JSON: nested too deeply", path=path) from None
+    except ValueError:
+        return None
+
+
+def _of(qid: str, docid: str) -> str:
+    """`` of ('q', 'd')``, each id cut to size, for a value's message."""
+    return f" of ({_limits.shown(qid)}, {_limits.shown(docid)})"
+
+
+def _plausible_scores(scores: np.ndarray) -> bool:
+    """False when some score is as large as an integer of more than `MAX_INT_DIGITS`
+    digits: the careful pass then refuses it if it was written as such an integer."""
+    return not bool((np.abs(scores) >= 10.0 ** _limits.MAX_INT_DIGITS).any())
 
 
 def _fast_columns(
@@ -195,12 +212,14 @@ def read_json_run(path: PathLike | Input, *, name: str | None = None,
     if cols is not None:
         try:
             scores = np.array(cols[2], dtype=np.float64)
+            if not _plausible_scores(scores):
+                raise OverflowError
             return Run.from_columns(cols[0], cols[1], scores, name=run_name, source=source,
                                     dedupe=dedupe)
         except (InputError, OverflowError):
             pass  # the careful pass below says where
     rows = _Walker(text, source).document(
-        lambda v, line, q, d: json_score(v, source, line, "score", f" of ({q!r}, {d!r})")
+        lambda v, line, q, d: json_score(v, source, line, "score", _of(q, d))
     )
     return Run.from_columns(
         [r[0] for r in rows], [r[1] for r in rows],
@@ -227,7 +246,7 @@ def read_json_qrels(path: PathLike | Input, *, dedupe: Dedupe | None = None) -> 
         except (InputError, OverflowError):
             pass
     rows = _Walker(text, source).document(
-        lambda v, line, q, d: json_rel(v, source, line, "rel", f" of ({q!r}, {d!r})")
+        lambda v, line, q, d: json_rel(v, source, line, "rel", _of(q, d))
     )
     return Qrels.from_columns(
         [r[0] for r in rows], [r[1] for r in rows],

@@ -23,8 +23,10 @@ from typing import Any
 
 import numpy as np
 
+import rankproof._limits as _limits
 from rankproof._errors import InputError
 from rankproof._io import PathLike, atomic_write
+from rankproof.data._bounds import HugeInt, field_path
 from rankproof.data._jsonl import (
     INT64_MAX,
     INT64_MIN,
@@ -60,7 +62,7 @@ def _pick(obj: dict[str, Any], keys: tuple[str, ...], path: str, line: int) -> A
         return obj[present[0]]
     spelled = " or ".join(repr(k) for k in keys)
     if not present:
-        raise InputError(f"missing key {spelled}; found keys {sorted(obj)}",
+        raise InputError(f"missing key {spelled}; found keys {_limits.shown(sorted(obj))}",
                          path=path, line=line, field=keys[0])
     raise InputError(f"keys {present} name the same field; give only one",
                      path=path, line=line, field=keys[0])
@@ -126,9 +128,9 @@ def _jsonl_objects(src: Input, known: frozenset[str],
         if extra == "error" and not obj.keys() <= known:
             unknown = sorted(set(obj) - known)
             raise InputError(
-                f"unexpected keys {unknown} (known: {sorted(known)}); "
+                f"unexpected keys {_limits.shown(unknown)} (known: {sorted(known)}); "
                 "pass extra_columns='ignore' to skip them",
-                path=src.label, line=lineno, field=unknown[0],
+                path=src.label, line=lineno, field=field_path((unknown[0],)),
             )
         yield lineno, obj
 
@@ -162,8 +164,11 @@ def read_jsonl_run(
     fast = _jsonl_fast(text, RUN_SCORE_KEYS, frozenset({int, float}), "rank", int)
     if fast is not None:
         try:
+            fast_scores = np.array(fast[2], dtype=np.float64)
+            if (np.abs(fast_scores) >= 10.0 ** _limits.MAX_INT_DIGITS).any():
+                raise OverflowError  # maybe an integer too long: the careful pass decides
             return Run.from_columns(
-                fast[0], fast[1], np.array(fast[2], dtype=np.float64),
+                fast[0], fast[1], fast_scores,
                 None if fast[3] is None else np.array(fast[3], dtype=np.int64),
                 name=run_name, source=source, dedupe=dedupe,
             )
@@ -189,6 +194,8 @@ def read_jsonl_run(
                              path=source, line=lineno, field="rank")
         if has_rank:
             rank = obj["rank"]
+            if isinstance(rank, HugeInt):
+                raise InputError(rank.message("rank"), path=source, line=lineno, field="rank")
             if isinstance(rank, bool) or not isinstance(rank, int) \
                     or not INT64_MIN <= rank <= INT64_MAX:
                 raise InputError(f"rank must be an integer, found {json_type_name(rank)}",

@@ -7,8 +7,9 @@ follow one policy and speak with one set of messages:
 * one JSON object per line; blank lines are skipped;
 * a key repeated within one object is an error naming the line and the key
   (``json`` would silently keep the last of the two);
-* invalid JSON names the line and the column; nesting deeper than Python's
-  recursion limit is reported, not a crash;
+* invalid JSON names the line and the column; nesting deeper than
+  `MAX_NESTING_DEPTH` and integers longer than `MAX_INT_DIGITS` are refused
+  naming the line and the field (``_bounds``), never a crash;
 * invalid UTF-8, a BOM, gzip and ``-`` are the text reader's (`Input`).
 """
 
@@ -19,8 +20,10 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+import rankproof._limits as _limits
 from rankproof._errors import InputError
 from rankproof._io import PathLike
+from rankproof.data._bounds import HugeInt, json_loads, json_problem
 from rankproof.data._text import Input
 
 
@@ -46,12 +49,12 @@ def json_type_name(value: Any) -> str:
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, str):
-        return f"a string {value!r}"
+        return f"a string {_limits.shown(value)}"
     if isinstance(value, dict | tuple):
         return "an object"
     if isinstance(value, list):
         return "an array"
-    return repr(value)
+    return _limits.shown(value)
 
 
 def json_error(exc: json.JSONDecodeError, path: str | None, line: int | None = None,
@@ -65,17 +68,20 @@ def json_error(exc: json.JSONDecodeError, path: str | None, line: int | None = N
 def loads_object(text: str, path: str | None, line: int | None) -> dict[str, Any]:
     """One JSON object, with repeated keys refused (see the module docstring)."""
     try:
-        value = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+        value = json_loads(text, pairs_hook=_no_duplicate_keys)
     except json.JSONDecodeError as exc:
         raise json_error(exc, path, line) from None
     except _DuplicateKey as exc:
-        raise InputError(f"invalid JSON object: duplicate key {exc.key!r}", path=path,
-                         line=line) from None
+        raise InputError(f"invalid JSON object: duplicate key {_limits.shown(exc.key)}",
+                         path=path, line=line) from None
     except RecursionError:
         raise InputError("invalid JSON: nested too deeply", path=path, line=line) from None
     if type(value) is not dict:
         raise InputError(f"expected a JSON object, found {json_type_name(value)}; a JSON "
                          "Lines file holds one JSON object per line", path=path, line=line)
+    problem = json_problem(value)
+    if problem is not None:
+        raise InputError(problem[0], path=path, line=line, field=problem[1])
     return value
 
 
@@ -107,6 +113,8 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 def json_score(value: Any, path: str, line: int | None, field: str, where: str = "") -> float:
     """A finite float from a JSON number; booleans and strings are refused."""
+    if isinstance(value, HugeInt):
+        raise InputError(value.message(f"score{where}"), path=path, line=line, field=field)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InputError(f"score{where} must be a number, found {json_type_name(value)}",
                          path=path, line=line, field=field)
@@ -115,20 +123,22 @@ def json_score(value: Any, path: str, line: int | None, field: str, where: str =
     except OverflowError:
         out = math.inf
     if not math.isfinite(out):
-        raise InputError(f"score{where} must be a finite number, found {value!r}",
+        raise InputError(f"score{where} must be a finite number, found {_limits.shown(value)}",
                          path=path, line=line, field=field)
     return out
 
 
 def json_rel(value: Any, path: str, line: int | None, field: str, where: str = "") -> int:
     """An int64 relevance label; ``2.0`` is accepted as 2, ``1.5`` and ``true`` are not."""
+    if isinstance(value, HugeInt):
+        raise InputError(value.message(f"relevance{where}"), path=path, line=line, field=field)
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise InputError(f"relevance{where} must be an integer, found {json_type_name(value)}",
                          path=path, line=line, field=field)
     if not INT64_MIN <= value <= INT64_MAX:
-        raise InputError(f"relevance{where} {value} does not fit in 64 bits",
+        raise InputError(f"relevance{where} {_limits.shown(value)} does not fit in 64 bits",
                          path=path, line=line, field=field)
     return value
 
@@ -139,5 +149,7 @@ def json_id(value: Any, path: str, line: int | None, field: str) -> str:
         return value
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
+    if isinstance(value, HugeInt):
+        raise InputError(value.message(field), path=path, line=line, field=field)
     raise InputError(f"{field} must be a string or an integer, found {json_type_name(value)}",
                      path=path, line=line, field=field)

@@ -16,19 +16,23 @@ name (``.gz`` stripped)     format
 ``*.tsv``, ``*.txt`` whose  msmarco (runs only: ``qid docid rank``)
 first data line has three
 fields, the third an integer
-``-`` (standard input)      by content: ``{`` → json or jsonl, BEIR
-                            header → beir, three fields → msmarco,
-                            otherwise trec
+``-`` (standard input), a  by content: ``{`` → json or jsonl, BEIR
+pipe named without one of   header → beir, three fields → msmarco,
+the suffixes above          otherwise trec
+(``<(cat run)``)
 anything else               trec
 =========================== ============================================
 
-Compression is always detected by content, never by the name.
+Compression is always detected by content, never by the name. Every input
+is opened once (`Input.open`): a FIFO or ``<(…)`` is read whole on that
+open, so sniffing its first line never consumes what the reader needs.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import Any, Literal, get_args
 
 from rankproof._errors import InputError
@@ -69,14 +73,23 @@ def _sniff_content(src: Input) -> Format:
     return "trec"
 
 
+_NAMED_SUFFIXES = (".jsonl", ".ndjson", ".json", ".tsv", ".txt", ".trec", ".run", ".qrels")
+
+
 def sniff_format(path: PathLike | Input) -> Format:
-    """The format a file's name (and, where needed, its first line) says it has."""
+    """The format a file's name (and, where needed, its first line) says it has.
+
+    Standard input, and a pipe whose name has no format suffix (``<(cat
+    run)`` is ``/dev/fd/63``), are sniffed by content; a named FIFO
+    ``runs.jsonl`` goes by its name like a file. A pipe's content was read
+    once when it was opened, so sniffing never reopens it.
+    """
     src = Input.open(path)
-    if src.path is None:
-        return _sniff_content(src)
-    name = src.path.name.lower()
+    name = Path(src.label).name.lower() if not src.is_stdin else ""
     if name.endswith(".gz"):
         name = name[:-3]
+    if src.path is None and not name.endswith(_NAMED_SUFFIXES):
+        return _sniff_content(src)
     if name.endswith((".jsonl", ".ndjson")):
         return "jsonl"
     if name.endswith(".json"):

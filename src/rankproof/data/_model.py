@@ -22,7 +22,9 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+import rankproof._limits as _limits
 from rankproof._errors import InputError
+from rankproof.data._bounds import cut
 from rankproof.data._strings import (
     arrow_indices,
     as_string_array,
@@ -191,8 +193,8 @@ class Run:
             if dedupe is None:
                 row = int(dups[0])
                 raise InputError(
-                    f"duplicate (qid, docid) pair ({qid_vocab[int(qid_codes[row])].as_py()}, "
-                    f"{docids[row].as_py()}); pass dedupe='first' or 'max' to keep one",
+                    f"duplicate (qid, docid) pair ({cut(qid_vocab[int(qid_codes[row])].as_py())}, "
+                    f"{cut(docids[row].as_py())}); pass dedupe='first' or 'max' to keep one",
                     path=source, line=_locate(locator, row), field="docid",
                 )
             keep = _dedupe_mask(qid_codes, docids, scores, dedupe)
@@ -222,7 +224,7 @@ class Run:
             if not isinstance(docs, Mapping):
                 raise InputError(
                     f"expected a mapping of docid to score, found {type(docs).__name__}",
-                    field=f"{q}",
+                    field=cut(q),
                 )
             for d, s in docs.items():
                 qids.append(str(q))
@@ -276,10 +278,11 @@ class Run:
 
 def _as_float(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise InputError(f"score must be a number, found {value!r}", field=where)
+        raise InputError(f"score must be a number, found {_limits.shown(value)}", field=where)
     out = float(value)
     if not math.isfinite(out):
-        raise InputError(f"score must be a finite number, found {value!r}", field=where)
+        raise InputError(f"score must be a finite number, found {_limits.shown(value)}",
+                         field=where)
     return out
 
 
@@ -381,8 +384,8 @@ class Qrels:
             if dedupe is None:
                 row = int(dups[0])
                 raise InputError(
-                    f"duplicate (qid, docid) pair ({qid_vocab[int(qid_codes[row])].as_py()}, "
-                    f"{docids[row].as_py()}); pass dedupe='first' or 'max' to keep one",
+                    f"duplicate (qid, docid) pair ({cut(qid_vocab[int(qid_codes[row])].as_py())}, "
+                    f"{cut(docids[row].as_py())}); pass dedupe='first' or 'max' to keep one",
                     path=source, line=_locate(locator, row), field="docid",
                 )
             keep = _dedupe_mask(qid_codes, docids, rels.astype(np.float64), dedupe)
@@ -411,15 +414,15 @@ class Qrels:
             if not isinstance(docs, Mapping):
                 raise InputError(
                     f"expected a mapping of docid to relevance, found {type(docs).__name__}",
-                    field=f"{q}",
+                    field=cut(q),
                 )
             for d, value in docs.items():
                 r: object = value
                 if isinstance(r, float) and r.is_integer():
                     r = int(r)
                 if isinstance(r, bool) or not isinstance(r, int | np.integer):
-                    raise InputError(f"relevance must be an integer, found {value!r}",
-                                     field=f"{q}/{d}")
+                    raise InputError(f"relevance must be an integer, found {_limits.shown(value)}",
+                                     field=cut(f"{q}/{d}"))
                 qids.append(str(q))
                 docids.append(str(d))
                 rels.append(int(r))

@@ -20,7 +20,14 @@ from rankproof._errors import InputError
 from rankproof._io import PathLike, atomic_write
 from rankproof.data._model import Dedupe, Run
 from rankproof.data._text import ExtraColumns, Input, default_run_name, line_locator
-from rankproof.data._trec import _check_trec_ids, _contiguous, _fast_table, _Lines, _parse_int
+from rankproof.data._trec import (
+    _check_trec_ids,
+    _contiguous,
+    _fast_table,
+    _Lines,
+    _parse_int,
+    int_refusal,
+)
 
 MSMARCO_COLUMNS = ("qid", "docid", "rank")
 
@@ -63,8 +70,8 @@ def read_msmarco_run(
     for i, row in enumerate(rows):
         rank = _parse_int(row[2])
         if rank is None:
-            raise InputError(f"rank must be an integer, found {row[2]!r}", path=source,
-                             line=lines[i], field="rank")
+            raise InputError(int_refusal("rank", row[2]), path=source, line=lines[i],
+                             field="rank")
         ranks[i] = rank
     return Run.from_columns(
         [r[0] for r in rows], [r[1] for r in rows], _scores(ranks), ranks,

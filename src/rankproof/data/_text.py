@@ -11,10 +11,16 @@ through an `Input`, so that the rules are the same for every format:
 * invalid UTF-8 is an `InputError` naming the file, the line and the byte
   of the line, and (when the format can say) the field;
 * a missing file, a directory or a file that cannot be opened is an
-  `InputError` naming the path, never a bare `OSError`.
+  `InputError` naming the path, never a bare `OSError`;
+* a truncated or damaged gzip stream is an `InputError` naming the file,
+  wherever it is noticed (the first line, Arrow's fast path, the full read);
+* a stream — a FIFO, a process substitution (``<(zcat run.gz)``, which is
+  ``/dev/fd/N``), a character device — is opened once and read whole at
+  `Input.open`, then handled as bytes in memory, like ``-``: nothing sniffs
+  its first line and reopens it, and nothing asks its size.
 
-A file on disk is opened lazily: TREC's fast path streams it through Arrow
-and never holds its bytes in Python.
+A regular file on disk is opened lazily: TREC's fast path streams it through
+Arrow and never holds its bytes in Python.
 """
 
 from __future__ import annotations
@@ -28,7 +34,16 @@ from typing import Literal
 import numpy as np
 
 from rankproof._errors import InputError
-from rankproof._io import GZIP_MAGIC, PathLike, check_file, gunzip, input_error, read_bytes
+from rankproof._io import (
+    GZIP_ERRORS,
+    GZIP_MAGIC,
+    PathLike,
+    gunzip,
+    gzip_error,
+    input_error,
+    open_input,
+    read_bytes,
+)
 
 BOM = b"\xef\xbb\xbf"
 STDIN = "-"
@@ -104,6 +119,8 @@ class Input:
 
         A missing file, a directory or an unreadable file raises `InputError`
         here, naming the path (``what`` names the file's role in the message).
+        A FIFO, ``/dev/fd/N`` or a device is read whole here, on its only open
+        (see `rankproof._io.open_input`).
         """
         if isinstance(source, Input):
             return source
@@ -114,7 +131,10 @@ class Input:
                 raise InputError(f"cannot read standard input ({exc})",
                                  path=STDIN_LABEL) from None
             return cls(STDIN_LABEL, data=data)
-        return cls(str(source), path=check_file(source, what))
+        path, streamed = open_input(source, what)
+        if streamed is not None:
+            return cls(str(source), data=streamed)
+        return cls(str(source), path=path)
 
     @classmethod
     def from_bytes(cls, data: bytes, label: str) -> Input:
@@ -168,10 +188,10 @@ class Input:
                     return strip_bom(fh.read(limit))
             with open(self.path, "rb") as fh:
                 return strip_bom(fh.read(limit))
-        except (OSError, EOFError) as exc:
+        except GZIP_ERRORS as exc:
             if isinstance(exc, OSError) and exc.errno is not None:
                 raise input_error(self.label, exc) from None
-            raise InputError(f"not a valid gzip stream ({exc})", path=self.label) from None
+            raise gzip_error(self.label, exc) from None
 
     def first_line(self, limit: int = 1 << 16) -> bytes:
         """The first line (within ``limit`` bytes), line end included."""

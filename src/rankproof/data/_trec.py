@@ -32,8 +32,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
+import rankproof._limits as _limits
 from rankproof._errors import InputError
 from rankproof._io import PathLike, atomic_write
+from rankproof.data._bounds import HugeInt
 from rankproof.data._model import Dedupe, Qrels, Run
 from rankproof.data._stream import WHITESPACE as _WHITESPACE
 from rankproof.data._stream import plain_scan, read_table
@@ -243,10 +245,10 @@ def read_trec_run(
     for i, row in enumerate(rows):
         value = _parse_float(row[4])
         if value is None:
-            raise InputError(f"score must be a number, found {row[4]!r}", path=source,
-                             line=lines[i], field="score")
+            raise InputError(f"score must be a number, found {_limits.shown(row[4])}",
+                             path=source, line=lines[i], field="score")
         if not math.isfinite(value):
-            raise InputError(f"score must be a finite number, found {row[4]!r}",
+            raise InputError(f"score must be a finite number, found {_limits.shown(row[4])}",
                              path=source, line=lines[i], field="score")
         scores[i] = value
     ranks, notes = parse_ranks([r[3] for r in rows], lines)
@@ -299,8 +301,8 @@ def trec_qrels_rows(src: Input, *, allow_empty: bool = False) -> QrelsRows:
     for i, row in enumerate(rows):
         rel = _parse_int(row[3])
         if rel is None:
-            raise InputError(f"relevance must be an integer, found {row[3]!r}",
-                             path=src.label, line=lines[i], field="rel")
+            raise InputError(int_refusal("relevance", row[3]), path=src.label, line=lines[i],
+                             field="rel")
         rels.append(rel)
     return QrelsRows(src.label, [r[0] for r in rows], [r[2] for r in rows], rels, lines)
 
@@ -308,13 +310,17 @@ def trec_qrels_rows(src: Input, *, allow_empty: bool = False) -> QrelsRows:
 def read_trec_qrels(path: PathLike | Input, *, dedupe: Dedupe | None = None) -> Qrels:
     """Read TREC qrels: ``qid iter docid rel`` per line (``iter`` is ignored)."""
     src = Input.open(path)
+    # The labels are read as text (dictionary-encoded: a handful of distinct
+    # values) and parsed by `_parse_int`, so the fast path has the careful
+    # path's grammar: Arrow's own int64 parser also takes hexadecimal ("0x1").
     types = {"qid": pa.dictionary(pa.int32(), pa.string()), "docid": pa.string(),
-             "rel": pa.int64()}
+             "rel": pa.dictionary(pa.int32(), pa.string())}
     columns = _contiguous(_fast_table(src, _QRELS_COLUMNS, types))
-    if columns is not None:
+    rels = None if columns is None else _grammar_ints(columns.pop("rel"))
+    if columns is not None and rels is not None:
         try:
             return Qrels.from_columns(
-                columns.pop("qid"), columns.pop("docid"), columns.pop("rel"),
+                columns.pop("qid"), columns.pop("docid"), rels,
                 source=src.label, dedupe=dedupe,
             )
         except InputError:
@@ -328,11 +334,38 @@ def _parse_float(text: str) -> float | None:
 
 
 def _parse_int(text: str) -> int | None:
-    """An integer that fits in int64, else None (never an ``OverflowError``)."""
-    if not _INT.fullmatch(text):
+    """An integer that fits in int64, else None (never an ``OverflowError``).
+
+    The one integer grammar of every text format (TREC, BEIR, MS MARCO):
+    ASCII digits with an optional sign — not ``int``'s, which also takes
+    ``1_0`` and non-ASCII digits (``٣``) — and at most `MAX_INT_DIGITS`
+    digits, so a label of thousands of digits is never converted (Python
+    refuses more than 4,300 with a bare ``ValueError``).
+    """
+    if not _INT.fullmatch(text) or len(text.lstrip("+-")) > _limits.MAX_INT_DIGITS:
         return None
     value = int(text)
     return value if -_INT64_MAX - 1 <= value <= _INT64_MAX else None
+
+
+def int_refusal(what: str, text: str, *, hint: str = "") -> str:
+    """Why `_parse_int` refused ``text`` for field ``what``, quoting it cut to size."""
+    if _INT.fullmatch(text):
+        digits = len(text.lstrip("+-"))
+        if digits > _limits.MAX_INT_DIGITS:
+            return HugeInt(digits).message(what) + hint
+        return f"{what} must be an integer that fits in 64 bits, found {_limits.shown(text)}{hint}"
+    return f"{what} must be an integer, found {_limits.shown(text)}{hint}"
+
+
+def _grammar_ints(column: pa.DictionaryArray) -> np.ndarray | None:
+    """A dictionary-encoded text column as int64 through `_parse_int`, or None when
+    some value does not parse (the careful path then says where)."""
+    parsed = [_parse_int(word) for word in column.dictionary.to_pylist()]
+    if any(value is None for value in parsed):
+        return None
+    table: np.ndarray = np.array(parsed, dtype=np.int64)
+    return np.asarray(table[to_numpy(column.indices)])
 
 
 def _contiguous(table: pa.Table | None) -> dict[str, Any] | None:
@@ -393,13 +426,15 @@ def _check_trec_ids(qid_vocab: pa.Array, docids: pa.Array, path: PathLike) -> No
         row = find_bytes(values, _WHITESPACE)
         if row is not None:
             raise InputError(
-                f"{what} {values[row].as_py()!r} contains whitespace, which the TREC format "
+                f"{what} {_limits.shown(values[row].as_py())} contains whitespace, which the "
+                "TREC format "
                 "cannot hold", path=str(path), field=what,
             )
     hashed = pc.starts_with(qid_vocab, "#")
     if len(qid_vocab) and pc.any(hashed).as_py():
         bad = qid_vocab.filter(hashed)[0].as_py()
-        raise InputError(f"qid {bad!r} starts with '#', which TREC readers take for a comment",
+        raise InputError(f"qid {_limits.shown(bad)} starts with '#', which TREC readers take "
+                         "for a comment",
                          path=str(path), field="qid")
 
 
@@ -413,7 +448,8 @@ def write_trec_run(run: Run, path: PathLike, *, tag: str | None = None) -> None:
 
     run_tag = tag or run.tag or run.name
     if not run_tag or any(c.isspace() for c in run_tag):
-        raise InputError(f"run tag must be non-empty and free of whitespace: {run_tag!r}",
+        raise InputError("run tag must be non-empty and free of whitespace: "
+                         f"{_limits.shown(run_tag)}",
                          path=str(path), field="tag")
     _check_trec_ids(run.qid_vocab, run.docids, path)
     order = ranked_order(run)

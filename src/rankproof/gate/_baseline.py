@@ -29,11 +29,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from rankproof._errors import ConfigError, InputError
-from rankproof._io import atomic_write
+from rankproof._io import atomic_write, write_new
+from rankproof._limits import shown
 from rankproof._version import __version__
+from rankproof.data import read_document, validate_model
 from rankproof.targets import RunProvenance, RunResult
 
 SCHEMA_VERSION: Literal[2] = 2
@@ -52,6 +54,65 @@ class _BaselineFile(BaseModel):
     tool_version: str
     source: dict[str, Any]
     run: dict[str, Any]
+
+
+class _Strict(BaseModel):
+    """Strict types for reading: a string where a list belongs is refused by name,
+    never iterated character by character or passed on to crash later.
+
+    Unknown keys inside the run are left to `RunResult.from_dict` (``extra="allow"``),
+    so a field added by a later version is not refused here for being new.
+    """
+
+    model_config = ConfigDict(extra="allow", strict=True, frozen=True)
+
+
+class _ProvenanceDoc(_Strict):
+    kind: Literal["target", "report"]
+    measures: list[str] | None = None
+    granularity: str | None = None
+    judgments_digest: str | None = None
+    corpus_digest: str | None = None
+    config_digest: str | None = None
+    target: str | None = None
+    stage: str | None = None
+    tool_version: str | None = None
+    created_at: str | None = None
+
+
+class _RowDoc(_Strict):
+    case_id: str
+    values: dict[str, float]
+    latency_ms: float | None = None
+    tags: list[str] | None = None
+    ranked_ids: list[str] | None = None
+    text: str | None = None
+
+
+class _RunDoc(_Strict):
+    schema_version: int
+    kind: Literal["rankproof.run"]
+    name: str
+    metrics: list[str]
+    aggregates: dict[str, float]
+    provenance: _ProvenanceDoc
+    notes: list[str] | None = None
+    rows: list[_RowDoc]
+
+
+class _BaselineDoc(BaseModel):
+    """A baseline file as read: `_BaselineFile` with every field's type checked strictly,
+    down to the run's rows (the checks `RunResult.from_dict` does not make)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    schema_version: Literal[1, 2]
+    kind: Literal["rankproof.baseline"]
+    name: str
+    created_at: str
+    tool_version: str
+    source: dict[str, Any]
+    run: _RunDoc
 
 
 @dataclass(frozen=True)
@@ -74,7 +135,7 @@ def check_name(name: object) -> str:
     """A baseline name: one safe path component (letters, digits, '.', '_', '-'; ≤ 100)."""
     if not isinstance(name, str) or not _NAME.match(name) or name.endswith("."):
         raise ConfigError(
-            f"baseline name {name!r} is not allowed: use 1-100 letters, digits, '.', '_' or "
+            f"baseline name {shown(name)} is not allowed: use 1-100 letters, digits, '.', '_' or "
             "'-', starting with a letter or digit (it becomes a file name)")
     return name
 
@@ -100,40 +161,44 @@ def save_baseline(
     """Write ``result`` as baseline ``name`` (atomically); refuse to replace one unless asked.
 
     ``source`` records what the rows were made from (e.g. the report path and
-    stage). Returns the file's path.
+    stage). Returns the file's path. Without ``overwrite`` the file is
+    created exclusively (`rankproof._io.write_new`), not checked and then
+    renamed: of several processes saving the same name at once exactly one
+    succeeds and the others get the `ConfigError`, so no save is silently
+    lost.
     """
     path = baseline_path(name, directory)
+    exists = ConfigError(f"baseline {name!r} already exists ({path}); pass overwrite=True "
+                         "(--force) to replace it")
     if path.exists() and not overwrite:
-        raise ConfigError(f"baseline {name!r} already exists ({path}); pass overwrite=True "
-                          "(--force) to replace it")
+        raise exists
     doc = _BaselineFile(
         schema_version=SCHEMA_VERSION, kind="rankproof.baseline", name=name,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"), tool_version=__version__,
         source=dict(source or {}), run=result.to_dict())
     text = json.dumps(doc.model_dump(mode="json"), indent=2, allow_nan=False) + "\n"
-    with atomic_write(path) as fh:
-        fh.write(text)
+    if overwrite:
+        with atomic_write(path) as fh:
+            fh.write(text)
+        return path
+    try:
+        write_new(path, text)
+    except FileExistsError:
+        raise exists from None
     return path
 
 
 def _read(path: Path) -> Baseline:
+    """Read and validate one baseline file; every failure is an `InputError` naming
+    the path and the field (see `_BaselineDoc`)."""
+    raw = read_document(path, what="baseline")
+    doc = validate_model(raw, _BaselineDoc, str(path), what="baseline",
+                         kind="rankproof baseline")
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("baseline file not found", path=str(path)) from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"cannot read the baseline: {exc}", path=str(path)) from None
-    try:
-        doc = _BaselineFile.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise InputError(f"not a rankproof baseline: {loc}: {first['msg']}",
-                         path=str(path)) from None
-    try:
-        result = RunResult.from_dict(doc.run)
+        result = RunResult.from_dict(raw["run"])
     except InputError as exc:
-        raise InputError(f"malformed baseline run: {exc}", path=str(path)) from None
+        raise InputError(f"malformed baseline run: {exc}", path=str(path),
+                         field=exc.field and f"run.{exc.field}") from None
     return Baseline(name=doc.name, result=result, created_at=doc.created_at,
                     source=doc.source, path=path)
 
@@ -153,7 +218,7 @@ def load_baseline(ref: str | os.PathLike[str],
     if not path.exists():
         have = [b.name for b in list_baselines(directory)] if Path(directory).is_dir() else []
         listing = f"; saved baselines: {', '.join(have)}" if have else "; none are saved there"
-        raise ConfigError(f"no baseline named {text!r} in {directory}{listing}")
+        raise ConfigError(f"no baseline named {shown(text)} in {directory}{listing}")
     return _read(path)
 
 
@@ -172,8 +237,8 @@ def compatibility_problems(current: RunProvenance, baseline: RunProvenance) -> l
         problems.append(f"measure definitions differ: baseline {sorted(baseline.measures)}, "
                         f"this run {sorted(current.measures)}")
     if current.granularity != baseline.granularity:
-        problems.append(f"granularity differs: baseline {baseline.granularity!r}, this run "
-                        f"{current.granularity!r}")
+        problems.append(f"granularity differs: baseline {shown(baseline.granularity)}, this "
+                        f"run {shown(current.granularity)}")
     if current.judgments_digest != baseline.judgments_digest:
         problems.append(f"judgments differ: baseline digest {baseline.judgments_digest}, this "
                         f"run {current.judgments_digest}")

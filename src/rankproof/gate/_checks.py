@@ -63,6 +63,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from rankproof._errors import ConfigError, InputError
+from rankproof._limits import shown
+from rankproof.comparison import family_cost
+from rankproof.data import YamlBoundError, load_yaml
 from rankproof.measures import MetricDef, is_set, lookup, resolve
 
 Op = Literal["<=", ">=", "=="]
@@ -181,7 +184,7 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> _Line
         key = loader.construct_object(key_node, deep=True)
         line = key_node.start_mark.line + 1
         if key in out.key_lines:
-            raise ConfigError(f"line {line}: key {key!r} repeated (first at line "
+            raise ConfigError(f"line {line}: key {shown(key)} repeated (first at line "
                               f"{out.key_lines[key]}); YAML would silently keep the last")
         out.key_lines[key] = line
         out[key] = loader.construct_object(value_node, deep=True)
@@ -217,7 +220,13 @@ def parse_checks(
 ) -> ChecksFile:
     """Validate checks from YAML text; see the module docstring for every rule."""
     try:
-        data = yaml.load(text, Loader=_Loader)  # _Loader is a SafeLoader subclass
+        # _Loader is a SafeLoader subclass; load_yaml bounds nesting, alias
+        # expansion and integer length before anything is constructed.
+        data = load_yaml(text, _Loader)[0]
+    except YamlBoundError as exc:
+        where = _where(source, exc.line)
+        at = f"field '{exc.field}': " if exc.field else ""
+        raise ConfigError(f"{where}: {at}{exc.message}") from None
     except ConfigError as exc:
         raise ConfigError(f"{source}: {exc}") from None
     except yaml.YAMLError as exc:
@@ -233,7 +242,8 @@ def parse_checks(
     for key in data:
         if key not in TOP_KEYS:
             problems.append(f"{_where(source, top_lines.get(key))}: unknown top-level key "
-                            f"{key!r}{_suggest(key, TOP_KEYS)}; allowed: {', '.join(TOP_KEYS)}")
+                            f"{shown(key)}{_suggest(key, TOP_KEYS)}; allowed: "
+                            f"{', '.join(TOP_KEYS)}")
     raw_checks = data.get("checks")
     if "checks" not in data:
         problems.append(f"{source}: missing the 'checks' list")
@@ -250,7 +260,7 @@ def parse_checks(
         line = getattr(raw, "line", None)
         label = f"check {i + 1}"
         if isinstance(raw, Mapping) and isinstance(raw.get("id"), str) and raw["id"]:
-            label = f"check {raw['id']!r}"
+            label = f"check {shown(raw['id'])}"
         where = f"{_where(source, line)}: {label}"
         if not isinstance(raw, Mapping):
             problems.append(f"{where}: expected a mapping (id, metric, ...), found "
@@ -262,14 +272,14 @@ def parse_checks(
             if k not in CHECK_KEYS:
                 ok = False
                 problems.append(f"{_where(source, key_lines.get(k, line))}: {label}: unknown "
-                                f"key {k!r}{_suggest(k, CHECK_KEYS)}; allowed: "
+                                f"key {shown(k)}{_suggest(k, CHECK_KEYS)}; allowed: "
                                 f"{', '.join(CHECK_KEYS)}")
         raw_id = raw.get("id")
         if isinstance(raw_id, str) and raw_id:
             if raw_id in seen_ids:
                 ok = False
                 first = seen_ids[raw_id]
-                problems.append(f"{where}: duplicate id {raw_id!r} (first used at "
+                problems.append(f"{where}: duplicate id {shown(raw_id)} (first used at "
                                 f"{'line ' + str(first) if first else 'an earlier check'}); "
                                 "ids name verdicts and JUnit test cases, so they must be unique")
             else:
@@ -320,7 +330,7 @@ def parse_checks(
             absent = [c for c in check.scope if c not in known]
             if absent:
                 problems.append(f"{_where(source, key_lines.get('scope', line))}: {label}: "
-                                f"field 'scope': case id(s) {', '.join(map(repr, absent))} are "
+                                f"field 'scope': case id(s) {', '.join(map(shown, absent))} are "
                                 "not in the golden set / report")
                 continue
         if definition is not None:
@@ -331,7 +341,7 @@ def parse_checks(
             if member_id in seen_ids:
                 first = seen_ids[member_id]
                 at = f"line {first}" if first else "an earlier check"
-                problems.append(f"{where}: the set expands to id {member_id!r}, which is "
+                problems.append(f"{where}: the set expands to id {shown(member_id)}, which is "
                                 f"already used (at {at}); ids must be unique")
                 continue
             seen_ids[member_id] = line
@@ -344,6 +354,14 @@ def parse_checks(
         except ValidationError as exc:
             for loc, msg in _pydantic_problems(exc):
                 problems.append(f"{_where(source, top_lines.get(loc))}: field {loc!r}: {msg}")
+    if result is not None and result.needs_baseline:
+        try:  # one case per check: a lower bound, before any report is read
+            family_cost([1] * sum(c.kind == "vs_baseline" for c in result.checks),
+                        resamples=result.resamples, what="the baseline checks",
+                        error=ConfigError)
+        except ConfigError as exc:
+            problems.append(f"{_where(source, top_lines.get('resamples'))}: field "
+                            f"'resamples': {exc}")
     if problems or result is None:
         head = "1 problem" if len(problems) == 1 else f"{len(problems)} problems"
         raise ConfigError(f"invalid checks file ({head}):\n" + "\n".join(

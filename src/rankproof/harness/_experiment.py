@@ -25,7 +25,7 @@ from typing import Any, Literal
 import numpy as np
 
 from rankproof._errors import ConfigError, InputError
-from rankproof.comparison import Comparison, compare_evaluated, judged_measure
+from rankproof.comparison import Comparison, compare_evaluated, family_cost, judged_measure
 from rankproof.data import Run, ranked_order
 from rankproof.harness._inputs import EvalInputs
 from rankproof.harness._provenance import (
@@ -106,6 +106,17 @@ class EvalConfig:
         if self.granularity not in ("chunk", "document"):
             raise ConfigError(
                 f"granularity must be 'chunk' or 'document', got {self.granularity!r}")
+        self.check_cost(1)
+
+    def check_cost(self, queries: int) -> None:
+        """Refuse ``resamples`` whose comparison of the stages would cost too much (`ConfigError`).
+
+        `check` runs it with one query (a lower bound, before anything is
+        read); `run_experiment` again with the real count, before any stage runs.
+        """
+        rows = (len(self.stages) - 1) * len(resolve_measures(self.measures))
+        family_cost([queries] * rows, test=self.test, resamples=self.resamples,
+                    what="the comparison of the stages", error=ConfigError)
 
     def as_dict(self) -> dict[str, Any]:
         """The configuration as plain JSON values (tuples become lists)."""
@@ -237,6 +248,7 @@ def run_experiment(inputs: EvalInputs, config: EvalConfig,
                    progress: Progress | None = None) -> tuple[EvalReport, Comparison | None]:
     """Index, search, measure and compare every stage; return the report and the comparison."""
     config.check()
+    config.check_cost(len(inputs.qrels.topics))
     say = progress or (lambda _msg: None)
     k = _chunk_depth(inputs, config)
     stages = build_stages(config, k)

@@ -20,6 +20,7 @@ from pydantic import (
     model_validator,
 )
 
+from rankproof._limits import MAX_SHOWN_CHARS, shown
 from rankproof.comparison import ComparisonRow
 from rankproof.measures import polarity
 from rankproof.stats import power
@@ -70,8 +71,72 @@ def _v1_row(data: dict[str, Any], c: dict[str, Any]) -> dict[str, Any]:
             "candidate_values": cand, "baseline_values": base, "notes": c.get("notes", [])}
 
 
+class _V1(BaseModel):
+    """What `upgrade_v1` reads of a version-1 report, typed strictly so that a field of
+    the wrong type is refused by name (the rest is validated as version 2 after)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+
+class _V1Stage(_V1):
+    name: str
+    per_query: dict[str, dict[str, float]] = Field(default_factory=dict)
+
+
+class _V1Config(_V1):
+    resamples: int | None = None
+    alpha: float = 0.05
+    correction: str = "holm"
+
+
+class _V1Comparison(_V1):
+    stage: str
+    baseline: str
+    measure: str
+    test: str
+    difference: float
+    n: int
+    mean: float | None
+    baseline_mean: float | None
+    relative_difference: float | None
+    ci_low: float | None
+    ci_high: float | None
+    ci_method: str
+    confidence_level: float | None
+    p_value: float | None
+    p_corrected: float | None
+    wins: int
+    ties: int
+    losses: int
+    effect_size: float | None
+    queries_needed: int | None
+    verdict: str
+    underpowered: bool
+    notes: list[str] = Field(default_factory=list)
+
+
+class _V1Report(_V1):
+    stages: list[_V1Stage]
+    config: _V1Config = Field(default_factory=_V1Config)
+    comparisons: list[_V1Comparison] = Field(default_factory=list)
+    caveats: list[str] = Field(default_factory=list)
+
+
+def _check_v1(data: dict[str, Any]) -> None:
+    """Refuse, naming the field, a version-1 document `upgrade_v1` could not read."""
+    from pydantic import ValidationError
+
+    try:
+        _V1Report.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(x) for x in first["loc"])[:MAX_SHOWN_CHARS]
+        raise ValueError(f"version-1 report: {loc}: {first['msg']}") from None
+
+
 def upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
     """A version-1 report document in version-2 form (rows rebuilt, the upgrade stamped)."""
+    _check_v1(data)
     out = dict(data)
     out["schema_version"] = SCHEMA_VERSION
     out["comparisons"] = [_v1_row(data, c) for c in data.get("comparisons", ())]
@@ -164,7 +229,8 @@ class EvalReport(_Model):
     @model_validator(mode="before")
     @classmethod
     def _upgrade(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("schema_version") == 1:
+        version = data.get("schema_version") if isinstance(data, dict) else None
+        if type(version) is int and version == 1:  # not True, which equals 1
             return upgrade_v1(data)
         return data
 
@@ -172,9 +238,9 @@ class EvalReport(_Model):
     def _check_stages(self) -> EvalReport:
         names = [s.name for s in self.stages]
         if len(set(names)) != len(names):
-            raise ValueError(f"stage names must be unique, got {names}")
+            raise ValueError(f"stage names must be unique, got {shown(names)}")
         if not names or names[0] != self.baseline:
-            raise ValueError(f"the first stage must be the baseline {self.baseline!r}")
+            raise ValueError(f"the first stage must be the baseline {shown(self.baseline)}")
         return self
 
     def stage(self, name: str) -> StageResult:

@@ -13,7 +13,7 @@ Steps, none of which loops over topics in Python:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rankproof._errors import InputError
+from rankproof._limits import shown as shown_value
 from rankproof.data import (
     Order,
     Qrels,
@@ -90,6 +91,23 @@ def evaluate(
     and a topic the run lacks scores 0. ``topics="intersection"`` mirrors
     trec_eval 9 without ``-c``: only topics in both. Run topics absent from the
     qrels are ignored either way; both lists are recorded in the result.
+
+    With ``topics="complete"``, a run that shares **no** topic with the qrels
+    is refused (`InputError` naming the run): that is what a file with its qid
+    and docid columns swapped, or a run for another collection, looks like,
+    and scoring it 0 everywhere would read as "a terrible system" instead of
+    "the wrong file". ``topics="complete-allow-disjoint"`` is the explicit
+    opt-out: ``complete``'s semantics, and such a run is accepted with every
+    topic at 0 (writing ``"complete"`` explicitly is not an opt-out: it is the
+    default). ``"intersection"`` evaluates no topic for such a run (an empty
+    result, ``n == 0``), which no table can mistake for a score.
+
+    A score column that looks like ranks (integer scores rising down the
+    run's list, by its rank column or else its file order, in most topics)
+    would be ranked upside down by score; it is evaluated as asked, and a
+    warning is stamped into ``PerQuery.warnings`` (not with ``order="rank"``,
+    which ignores the scores).
+
     ``rel_level`` is the minimum label counted as relevant (trec_eval ``-l``)
     for measures that do not set their own ``rel=``.
 
@@ -101,8 +119,9 @@ def evaluate(
     qrels = as_qrels(qrels)
     run = as_run(run)
     ms = resolve_measures(measures)
-    if topics not in ("complete", "intersection"):
-        raise InputError(f"topics must be 'complete' or 'intersection', got {topics!r}")
+    if topics not in get_args(TopicPolicy):
+        raise InputError("topics must be 'complete' or 'intersection' (or "
+                         f"'complete-allow-disjoint'), got {topics!r}")
     if isinstance(rel_level, bool) or not isinstance(rel_level, int | np.integer):
         raise InputError(f"rel_level must be an integer, got {rel_level!r}")
 
@@ -117,6 +136,8 @@ def evaluate(
                     if t < 0)
     qrels_topics = qrels.qid_vocab.to_pylist()
     missing = tuple(q for q, p in zip(qrels_topics, present.tolist(), strict=True) if not p)
+    if len(run) and not present.any() and topics == "complete":
+        raise _disjoint_error(run, qrels_topics)
 
     # 2. ranking.
     ranking = ranked_order(run, order)
@@ -179,9 +200,76 @@ def evaluate(
         notes.append(
             f"qrels deduplicated ({qrels.dedupe}): {qrels.n_dropped_duplicates} rows dropped"
         )
+    warning = None if order == "rank" else rank_like_scores(run)
     return PerQuery(
         qids=qids, measures=ms, values=values, run_name=run.name, run_tag=run.tag,
         qrels_digest=None, rel_level=int(rel_level), topics=topics, order=order,
         zero_filled=zero_filled, dropped=dropped, not_evaluated=not_evaluated,
-        notes=tuple(notes),
+        notes=tuple(notes), warnings=() if warning is None else (warning,),
     )
+
+
+def _disjoint_error(run: Run, qrels_topics: list[str]) -> InputError:
+    """The refusal of a run that shares no topic with the qrels (see `evaluate`)."""
+    run_topics = run.qid_vocab.to_pylist()
+    return InputError(
+        f"the run {shown_value(run.name)} shares no topic with the qrels: none of its "
+        f"{len(run_topics)} topic(s) ({_examples(run_topics)}) is one of the qrels' "
+        f"{len(qrels_topics)} ({_examples(qrels_topics)}); are its qid and docid columns "
+        "swapped, or is it a run for other queries? To score every qrels topic 0 anyway, "
+        "pass topics='complete-allow-disjoint' (--topics complete-allow-disjoint)",
+        path=run.source, field="qid")
+
+
+def _examples(values: list[str], n: int = 3) -> str:
+    shown = ", ".join(shown_value(v) for v in values[:n])
+    return shown + (", …" if len(values) > n else "")
+
+
+RANK_LIKE_SHARE = 0.5
+"""Share of a run's topics whose integer scores rise down the list above which the
+score column is taken for ranks (`rank_like_scores`)."""
+
+
+def rank_like_scores(run: Run) -> str | None:
+    """The warning for a score column that looks like ranks, or None.
+
+    Why: trec_eval ranks by score, highest first; a tool that writes ranks
+    (1, 2, 3 …) into the score column gets its list evaluated upside down,
+    and nothing fails: the numbers are merely low. The signature is every
+    score an integer, and within more than `RANK_LIKE_SHARE` of the topics
+    whose scores vary, the scores never fall and do rise down the run's own
+    list. "Down the list" is read from neighbouring rows of the same topic:
+    the step from one row to the next counts as going down when the rank
+    column increases (or, without a rank column or where it ties, in file
+    order, which is how runs are written). No sort: real-valued scores cost
+    one comparison pass, falling integer scores (``-rank``) a few more.
+    """
+    scores = run.scores
+    if len(scores) < 2 or not bool(np.all(scores == np.floor(scores))):
+        return None
+    codes = run.qid_codes
+    same = codes[1:] == codes[:-1]
+    diff = np.diff(scores)
+    up, down = diff > 0, diff < 0
+    if run.ranks is not None:  # a step up the rank column swaps what rising means
+        back = np.diff(run.ranks) < 0
+        up, down = (up & ~back) | (down & back), (down & ~back) | (up & back)
+    up &= same
+    if not up.any():  # the usual case for integer scores: -rank, or falling counts
+        return None
+    down &= same
+    n_topics = len(run.qid_vocab)
+    topic = codes[1:]
+    rises = np.bincount(topic[up], minlength=n_topics)
+    falls = np.bincount(topic[down], minlength=n_topics)
+    varied = (rises + falls) > 0
+    rising = varied & (falls == 0)
+    n_varied, n_rising = int(varied.sum()), int(rising.sum())
+    if not n_varied or n_rising <= RANK_LIKE_SHARE * n_varied:
+        return None
+    return (f"the score column looks like ranks: every score is an integer and they rise "
+            f"down the list in {n_rising} of {n_varied} topics, so ranking by score "
+            "(highest first, as trec_eval) puts the run's first document last; if the "
+            "column holds ranks, write score = -rank, or rank by the rank column "
+            "(order='rank', --order rank)")

@@ -14,7 +14,11 @@ import numpy.typing as npt
 from rankproof._errors import InputError, MissingExtraError, NotComputedError
 from rankproof.measures._measure import Measure, parse
 
-TopicPolicy = Literal["complete", "intersection"]
+TopicPolicy = Literal["complete", "intersection", "complete-allow-disjoint"]
+"""Which topics a `PerQuery` holds (see `rankproof.evaluate`): ``complete`` (every qrels
+topic, missing ones 0; a run sharing no topic with the qrels is refused),
+``intersection`` (topics in both), ``complete-allow-disjoint`` (as ``complete``, and a
+run sharing no topic is accepted: every topic scores 0)."""
 _SHOWN = 6
 
 
@@ -27,6 +31,9 @@ class PerQuery:
     topics the run did not retrieve for (scored 0, trec_eval ``-c``);
     ``dropped`` lists run topics absent from the qrels (ignored), and
     ``not_evaluated`` qrels topics left out by ``topics="intersection"``.
+    ``notes`` say how the values were made (ties broken, rows deduplicated);
+    ``warnings`` say the input looks like a mistake the numbers cannot show
+    (a score column that holds ranks): commands print them and reports keep them.
     """
 
     qids: tuple[str, ...]
@@ -42,6 +49,7 @@ class PerQuery:
     dropped: tuple[str, ...] = ()
     not_evaluated: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    warnings: tuple[str, ...] = field(default=())
 
     def __post_init__(self) -> None:
         values = np.asarray(self.values, dtype=np.float64)
@@ -123,6 +131,7 @@ class PerQuery:
             "dropped": list(self.dropped),
             "not_evaluated": list(self.not_evaluated),
             "notes": list(self.notes),
+            "warnings": list(self.warnings),
         }
 
     def to_json(self) -> str:

@@ -1,4 +1,10 @@
-"""Comparison tables: terminal (Rich) and Markdown, one table per measure."""
+"""Comparison tables: terminal (Rich) and Markdown, one table per measure.
+
+Run names come from files: the Rich tables are printed through
+`rankproof.report.console.print_table` (every string verbatim, never markup),
+and the Markdown writes them with control characters escaped and ``|``
+escaped, so a name can neither colour a terminal nor break a table.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ from rich import box
 from rich.table import Table
 
 from rankproof.comparison import Comparison, ComparisonRow
+from rankproof.report.console import escape_controls
 
 _HEADERS = ("system", "baseline", "mean", "Δ", "rel Δ", "CI", "p", "p corr", "W/T/L",
             "verdict")
@@ -78,20 +85,21 @@ def comparison_markdown(c: Comparison) -> str:
     """The same tables as GitHub-flavoured Markdown."""
     out = []
     for measure in c.measures:
-        out.append(f"### {_title(c, measure)}\n")
+        out.append(f"### {escape_controls(_title(c, measure))}\n")
         out.append("| " + " | ".join(_HEADERS) + " |")
         out.append("|" + "|".join("---" for _ in _HEADERS) + "|")
         rows, notes = _footnotes(c, measure)
         for row, marks in rows:
-            cells = [cell.replace("|", "\\|") for cell in _cells(c, row, marks)]
+            cells = [escape_controls(cell).replace("|", "\\|")
+                     for cell in _cells(c, row, marks)]
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
-        out.extend(f"{n}  " for n in notes)
+        out.extend(f"{escape_controls(n)}  " for n in notes)
         if notes:
             out.append("")
     if c.caveats:
         out.append("**Caveats**\n")
-        out.extend(f"- {cav}" for cav in c.caveats)
+        out.extend(f"- {escape_controls(cav)}" for cav in c.caveats)
         out.append("")
     return "\n".join(out)
 

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from rankproof.gate import CheckResult, GateVerdict
+from rankproof.report.console import escape_controls
 
 _STYLE = {"PASS": "bold green", "FAIL": "bold red", "WARN": "bold yellow"}
 _ICON = {"PASS": "✅", "FAIL": "❌", "WARN": "⚠️"}
@@ -100,7 +101,9 @@ def verdict_lines(v: GateVerdict) -> list[str]:
 
 
 def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """``text`` for one Markdown table cell or line: a newline becomes a space, other
+    control characters their escapes (no terminal escape reaches a reader), ``|`` escaped."""
+    return escape_controls(text.replace("\n", " ")).replace("|", "\\|")
 
 
 def verdict_markdown(v: GateVerdict) -> str:

@@ -55,20 +55,21 @@ def per_query_tables(results: Sequence[PerQuery]) -> list[Table]:
 
 def render_text(tables: Sequence[Table]) -> str:
     """Tables as plain text at their natural width (for a file or ``-o -``): no colour,
-    nothing truncated."""
-    from rankproof.report.console import UNBOUNDED_WIDTH
+    nothing truncated, every string verbatim (through `print_table`, never markup)."""
+    from rankproof.report.console import UNBOUNDED_WIDTH, print_table
 
     buf = io.StringIO()
     console = Console(file=buf, width=UNBOUNDED_WIDTH, color_system=None, highlight=False,
                       soft_wrap=False)
     for t in tables:
-        console.print(t)
+        print_table(console, t)
     return buf.getvalue()
 
 
 def caveats(pq: PerQuery) -> list[str]:
-    """Everything about how ``pq`` was made that a reader must not miss."""
-    out = []
+    """Everything about how ``pq`` was made that a reader must not miss (warnings first,
+    marked ``warning:``: they say the input itself looks wrong)."""
+    out = [f"warning: {w}" for w in pq.warnings]
     if pq.zero_filled:
         shown = ", ".join(pq.zero_filled[:5]) + (" …" if len(pq.zero_filled) > 5 else "")
         out.append(f"{len(pq.zero_filled)} qrels topic(s) missing from the run scored 0: {shown}")

@@ -12,6 +12,11 @@ The default comparison is :func:`paired_test` with the sign-flip
 p-values (Holm by default). :func:`wilcoxon` and :func:`sign_test` exist for
 comparison with other tools, never as defaults.
 
+Every resampling entry point first estimates what the request costs
+(:class:`Cost`, :func:`paired_test_cost` and friends) and refuses, through
+:func:`check_cost`, one that would exceed the memory or time bound of
+``rankproof._limits`` — with the estimate in the message.
+
 ``CORRECTIONS`` and ``TESTS`` are the valid ``correction=`` and ``test=``
 choices (the tuples the CLI builds its options from). They are importable
 but kept out of ``__all__``, whose pinned order is plain alphabetical.
@@ -19,6 +24,13 @@ but kept out of ``__all__``, whose pinned order is plain alphabetical.
 
 from rankproof.stats._bootstrap import BootstrapResult, bootstrap_ci
 from rankproof.stats._correct import CORRECTIONS, Correction, correct
+from rankproof.stats._cost import (
+    OPERATIONS_PER_SECOND,
+    Cost,
+    check_cost,
+    paired_test_cost,
+    tukey_cost,
+)
 from rankproof.stats._paired import TESTS, PairedResult, TestName, paired_test
 from rankproof.stats._parametric import (
     SignTestResult,
@@ -44,15 +56,18 @@ from rankproof.stats._tukey import PairComparison, TukeyHSDResult, tukey_hsd_ran
 from rankproof.stats._validate import (
     PairedScores,
     check_choice,
+    check_int,
     check_probability,
     paired_scores,
 )
 
 __all__ = [
     "CORRECTIONS",
+    "OPERATIONS_PER_SECOND",
     "TESTS",
     "BootstrapResult",
     "Correction",
+    "Cost",
     "DetectionTable",
     "PairComparison",
     "PairedResult",
@@ -67,6 +82,8 @@ __all__ = [
     "WilcoxonResult",
     "bootstrap_ci",
     "check_choice",
+    "check_cost",
+    "check_int",
     "check_probability",
     "correct",
     "detection_table",
@@ -74,12 +91,14 @@ __all__ = [
     "paired_scores",
     "paired_t",
     "paired_test",
+    "paired_test_cost",
     "power",
     "queries_needed",
     "randomization_test",
     "sign",
     "sign_test",
     "simulated_power",
+    "tukey_cost",
     "tukey_hsd_randomized",
     "wilcoxon",
 ]

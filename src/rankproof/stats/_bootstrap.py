@@ -11,6 +11,7 @@ import numpy.typing as npt
 
 from rankproof._errors import InputError
 from rankproof.measures import Measure
+from rankproof.stats._cost import bootstrap_cost, check_cost
 from rankproof.stats._results import Result
 from rankproof.stats._validate import (
     FloatArray,
@@ -20,6 +21,7 @@ from rankproof.stats._validate import (
     check_int,
     check_probability,
     check_seed,
+    described,
     paired_scores,
     rows_per_batch,
 )
@@ -123,6 +125,9 @@ def bootstrap_ci(
     batch = check_batch(batch)
     if method == "studentized" and pairs.n < 2:
         raise InputError(f"the studentized bootstrap needs at least 2 queries; got {pairs.n}")
+    check_cost(bootstrap_cost(pairs.n, resamples, batch, studentized=method == "studentized"),
+               described("bootstrap_ci", resamples, batch, pairs.n),
+               knobs="resamples (or batch)", field="resamples")
     d = pairs.differences
     return _bootstrap(d, method, confidence_level, resamples, seed, batch, pairs.measure)
 

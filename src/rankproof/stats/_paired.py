@@ -11,6 +11,7 @@ import numpy as np
 from rankproof._errors import InputError
 from rankproof.measures import Measure
 from rankproof.stats._bootstrap import _bootstrap, bootstrap_means
+from rankproof.stats._cost import check_cost, paired_test_cost
 from rankproof.stats._parametric import sign_test, t_interval, wilcoxon
 from rankproof.stats._power import _power, _queries_needed
 from rankproof.stats._randomization import TIE_RTOL, sign_flip_count
@@ -25,6 +26,7 @@ from rankproof.stats._validate import (
     check_int,
     check_probability,
     check_seed,
+    described,
     paired_scores,
 )
 
@@ -138,6 +140,9 @@ def paired_test(
     n = pairs.n
     if n < 2 and (test == "t" or ci_method in ("t", "studentized")):
         raise InputError(f"the t-test and t/studentized intervals need at least 2 queries; got {n}")
+    check_cost(paired_test_cost(n, test, ci_method, resamples, batch),
+               described(f"paired_test ({test}, {ci_method} interval)", resamples, batch, n),
+               knobs="resamples (or batch)", field="resamples")
 
     d = pairs.differences
     mean_d = float(d.mean())

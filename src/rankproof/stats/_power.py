@@ -22,6 +22,7 @@ from scipy import stats as sps
 
 from rankproof._errors import InputError
 from rankproof.stats._bootstrap import draw_indices
+from rankproof.stats._cost import NOTHING, check_cost, simulated_power_cost
 from rankproof.stats._randomization import TIE_RTOL
 from rankproof.stats._results import Result
 from rankproof.stats._validate import (
@@ -255,6 +256,9 @@ def simulated_power(
     alternative = check_alternative(alternative)
     resamples = check_int(resamples, "resamples", 1)
     batch = check_batch(batch)
+    check_cost(simulated_power_cost(n, simulations, test, resamples, batch),
+               _simulated("simulated_power", simulations, test, resamples, batch, f"n={n}"),
+               knobs="simulations, resamples (or batch)", field="simulations")
 
     shifted = pilot - pilot.mean() + effect
     rng = np.random.default_rng(seed)
@@ -327,6 +331,18 @@ class DetectionTable(Result):
         return m
 
 
+def _simulated(name: str, simulations: int, test: str, resamples: int | None,
+               batch: int | None, sizes: str) -> str:
+    parts = [f"simulations={simulations}", f"test={test!r}"]
+    if test == "randomization" and resamples is not None:
+        parts.append(f"resamples={resamples}")
+    if batch is not None:
+        parts.append(f"batch={batch}")
+    if sizes:
+        parts.append(sizes)
+    return f"{name} with {', '.join(parts)}"
+
+
 def _check_sequence(values: Any, name: str) -> Sequence[Any]:
     if isinstance(values, str | bytes) or not isinstance(values, Sequence | np.ndarray):
         raise InputError(f"{name} must be a sequence; got {values!r}")
@@ -376,6 +392,15 @@ def detection_table(
         raise InputError("method='simulated' needs pilot differences, not just an SD")
     seed = check_seed(seed)
     test = check_choice(test, "test", ("t", "randomization"))  # type: ignore[assignment]
+    simulations = check_int(simulations, "simulations", 1)
+    if method == "simulated":
+        total = NOTHING
+        for k in sizes:
+            # 1000: the resamples simulated_power uses by default, as each cell below does
+            total = total.then(simulated_power_cost(k, simulations, test, 1000).times(len(effs)))
+        check_cost(total, _simulated(f"detection_table of {len(effs)} effects × {len(sizes)} "
+                                     "query counts", simulations, test, None, None, ""),
+                   knobs="simulations (or the effects and query counts)", field="simulations")
 
     rows: list[tuple[float, ...]] = []
     for i, e in enumerate(effs):

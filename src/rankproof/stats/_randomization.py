@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rankproof.measures import Measure
+from rankproof.stats._cost import check_cost, randomization_cost
 from rankproof.stats._results import Result
 from rankproof.stats._validate import (
     Alternative,
@@ -39,6 +40,7 @@ from rankproof.stats._validate import (
     check_batch,
     check_int,
     check_seed,
+    described,
     paired_scores,
     rows_per_batch,
 )
@@ -219,6 +221,9 @@ def randomization_test(
     resamples = check_int(resamples, "resamples", 1)
     seed = check_seed(seed)
     batch = check_batch(batch)
+    check_cost(randomization_cost(pairs.n, resamples, batch),
+               described("randomization_test", resamples, batch, pairs.n),
+               knobs="resamples (or batch)", field="resamples")
     d = pairs.differences
     count, total, exact = sign_flip_count(d, alternative, resamples, seed, batch)
     p = count / total if exact else (count + 1) / (total + 1)

@@ -10,6 +10,7 @@ import numpy as np
 
 from rankproof._errors import InputError, PairingError
 from rankproof.measures import Measure, PerQuery
+from rankproof.stats._cost import check_cost, tukey_cost
 from rankproof.stats._randomization import TIE_RTOL
 from rankproof.stats._results import Result
 from rankproof.stats._validate import (
@@ -19,6 +20,7 @@ from rankproof.stats._validate import (
     check_batch,
     check_int,
     check_seed,
+    described,
     rows_per_batch,
 )
 
@@ -176,6 +178,9 @@ def tukey_hsd_randomized(
     seed = check_seed(seed)
     batch = check_batch(batch)
     q, m = matrix.shape
+    check_cost(tukey_cost(q, m, resamples, batch),
+               described(f"tukey_hsd_randomized of {m} systems", resamples, batch, q),
+               knobs="resamples (or batch)", field="resamples")
     sums = matrix.sum(axis=0)
     scale = float(np.abs(matrix).max(axis=1).sum())
     rng = np.random.default_rng(seed)

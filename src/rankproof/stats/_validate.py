@@ -241,6 +241,12 @@ def check_real(value: Any, name: str, *, positive: bool = False) -> float:
     return f
 
 
+def described(name: str, resamples: int, batch: int | None, n: int, unit: str = "queries") -> str:
+    """How a cost message names a request: ``"name with resamples=R (batch=B) on n queries"``."""
+    chunk = "" if batch is None else f", batch={batch}"
+    return f"{name} with resamples={resamples}{chunk} on {n} {unit}"
+
+
 def rows_per_batch(batch: int | None, bytes_per_row: int, total: int) -> int:
     """Rows to process at once: ``batch``, or as many as fit the memory budget."""
     if batch is None:

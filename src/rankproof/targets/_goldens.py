@@ -25,8 +25,9 @@ from typing import Any, TypeAlias
 
 import yaml
 
+import rankproof._limits as _limits
 from rankproof._errors import InputError
-from rankproof.data import Input, read_jsonl
+from rankproof.data import Input, YamlBoundError, load_yaml, read_jsonl
 from rankproof.targets._case import Case
 
 Loader: TypeAlias = Callable[[Path], Iterable[Case | Mapping[str, Any]]]
@@ -38,6 +39,13 @@ _Builtin: TypeAlias = Callable[[Path, str], _Located]
 
 _BUILTIN: dict[str, _Builtin] = {}
 _CUSTOM: dict[str, Loader] = {}
+
+
+def _field(value: object) -> str:
+    """A key or message from the file as a field name, cut to `MAX_SHOWN_CHARS`."""
+    text = str(value)
+    cap = _limits.MAX_SHOWN_CHARS
+    return text if len(text) <= cap else text[: cap - 1] + "…"
 
 
 def _norm_suffix(suffix: str) -> str:
@@ -118,7 +126,8 @@ def load_goldens(path: str | os.PathLike[str]) -> tuple[Case, ...]:
     except InputError:
         raise
     except Exception as exc:
-        raise InputError(f"the {suffix} loader raised {type(exc).__name__}: {exc}",
+        raise InputError(f"the {suffix} loader raised {type(exc).__name__}: "
+                         f"{_field(exc)}",
                          path=str(p)) from exc
     located = []
     for i, item in enumerate(items, start=1):
@@ -138,10 +147,12 @@ def _finish(path: Path, located: _Located, *, by_line: bool) -> tuple[Case, ...]
         if case.id in first:
             if by_line:
                 raise InputError(
-                    f"duplicate case id {case.id!r} (first on line {first[case.id]})",
+                    f"duplicate case id {_limits.shown(case.id)} (first on line "
+                    f"{first[case.id]})",
                     path=str(path), line=pos, field="id")
             raise InputError(
-                f"case #{pos}: duplicate case id {case.id!r} (first at case #{first[case.id]})",
+                f"case #{pos}: duplicate case id {_limits.shown(case.id)} (first at case "
+                f"#{first[case.id]})",
                 path=str(path), field="id")
         first[case.id] = pos
     return tuple(case for _, case in located)
@@ -184,8 +195,11 @@ def _load_jsonl(path: Path, text: str) -> _Located:
 
 def _load_yaml(path: Path, text: str) -> _Located:
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        # One bounded parse: nesting, alias expansion and integer length are
+        # refused (with the line) before anything is constructed.
+        data, root = load_yaml(text)
+    except YamlBoundError as exc:
+        raise InputError(exc.message, path=str(path), line=exc.line, field=exc.field) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or str(exc)
@@ -200,9 +214,9 @@ def _load_yaml(path: Path, text: str) -> _Located:
         unknown = [k for k in data if k != "cases"]
         if unknown:
             raise InputError(
-                f"unknown top-level key {unknown[0]!r}; expected a list of cases or "
-                "a mapping with one key, 'cases'", path=str(path), line=_key_line(root, unknown[0]),
-                field=str(unknown[0]))
+                f"unknown top-level key {_limits.shown(unknown[0])}; expected a list of cases "
+                "or a mapping with one key, 'cases'", path=str(path),
+                line=_key_line(root, unknown[0]), field=_field(unknown[0]))
         if "cases" not in data:
             return []
         data = data["cases"]
@@ -227,8 +241,9 @@ def _load_yaml(path: Path, text: str) -> _Located:
                     continue  # a complex key; Case.from_dict refuses it as unknown
                 key = key_node.value
                 if key in field_lines:
-                    raise InputError(f"key {key!r} appears twice in one case", path=str(path),
-                                     line=key_node.start_mark.line + 1, field=str(key))
+                    raise InputError(f"key {_limits.shown(key)} appears twice in one case",
+                                     path=str(path), line=key_node.start_mark.line + 1,
+                                     field=_field(key))
                 field_lines[key] = key_node.start_mark.line + 1
         if not isinstance(row, dict):
             raise InputError(f"{prefix}each case must be a mapping, found {type(row).__name__}",
@@ -266,13 +281,16 @@ def _split_list(cell: str, path: Path, line: int, field: str) -> list[str]:
     items = [item.strip() for item in cell.split(";")]
     for i, item in enumerate(items, start=1):
         if not item:
-            raise InputError(f"item {i} of the ';'-separated list {cell!r} is empty",
+            raise InputError(f"item {i} of the ';'-separated list {_limits.shown(cell)} is empty",
                              path=str(path), line=line, field=field)
     return items
 
 
 def _load_csv(path: Path, text: str) -> _Located:
-    reader = csv.reader(io.StringIO(text, newline=""))
+    # strict: a quote left open to the end of the file (or stray text after a
+    # closing quote) is an error naming the line, not a field that silently
+    # swallows every later row.
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = next(reader)
     except StopIteration:
@@ -282,15 +300,17 @@ def _load_csv(path: Path, text: str) -> _Located:
     header = [h.strip() for h in header]
     for col in header:
         if col not in _CSV_COLUMNS:
-            raise InputError(f"unknown column {col!r}; columns are {', '.join(_CSV_COLUMNS)}",
-                             path=str(path), line=1, field=col)
+            raise InputError(f"unknown column {_limits.shown(col)}; columns are "
+                             f"{', '.join(_CSV_COLUMNS)}", path=str(path), line=1,
+                             field=_field(col))
     for col in _CSV_REQUIRED:
         if col not in header:
             raise InputError(f"missing required column {col!r}", path=str(path), line=1,
                              field=col)
     if len(set(header)) != len(header):
         dup = next(h for h in header if header.count(h) > 1)
-        raise InputError(f"column {dup!r} appears twice", path=str(path), line=1, field=dup)
+        raise InputError(f"column {_limits.shown(dup)} appears twice", path=str(path), line=1,
+                         field=_field(dup))
     out: _Located = []
     end = reader.line_num
     while True:

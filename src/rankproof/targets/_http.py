@@ -9,6 +9,15 @@ is wrong; sending it again would only hide a bug in ``build_payload``. More
 retries would hide a flaky service inside the latency numbers, so there are
 none, and the latency reported covers the whole attempt sequence — a user of
 the service waits through the retry too.
+
+Every call is bounded, because the service is not ours and CI reads a hang
+as a failed gate: ``deadline`` bounds the whole call (connect, every read and
+write, and the retry) by the wall clock, not just each read (see
+`rankproof.targets._deadline`); the body is streamed and refused once it
+passes ``max_body_bytes`` (a declared ``Content-Length`` over the cap is
+refused before a byte of the body is read); and a JSON answer nested deeper
+than `rankproof._limits.MAX_NESTING_DEPTH` is refused rather than parsed
+into a structure that later code would walk recursively.
 """
 
 from __future__ import annotations
@@ -25,13 +34,16 @@ from typing import Any
 
 import httpx
 
+import rankproof._limits as _limits
 from rankproof._errors import InputError, TargetError
 from rankproof.targets._base import Where, _short, case_label, check_name, ids_from, where_of
 from rankproof.targets._case import Case, TargetResponse
+from rankproof.targets._deadline import deadline_at, deadline_transport
 
 logger = logging.getLogger("rankproof.targets")
 
 _ATTEMPTS = 2  # the first try and exactly one retry
+_ERROR_BODY_BYTES = 4096  # of a 4xx/5xx body, only enough to quote in the message is read
 
 
 def default_build_payload(case: Case) -> dict[str, Any]:
@@ -92,6 +104,20 @@ class HttpTarget:
         ``text`` is None); ``None`` to ignore text altogether.
     timeout:
         Seconds, applied by httpx to connecting, each read and each write.
+    deadline:
+        Seconds for the whole call — connecting, sending, every read of the
+        headers and body, and the retry — measured by the wall clock
+        (default: twice ``timeout``, what two attempts that each time out
+        take). A server that trickles bytes just inside ``timeout`` is cut
+        off here. (Through a proxy named by ``HTTP_PROXY`` and friends, httpx
+        uses its own proxy transport: there the deadline is checked between
+        body chunks, each read still bounded by ``timeout``.)
+    max_body_bytes:
+        The largest response body read (default
+        `rankproof._limits.MAX_HTTP_BODY_BYTES`, 8 MiB); a larger declared
+        ``Content-Length`` is refused before the body is read, a larger
+        streamed body as soon as it passes the cap. Counted after any
+        ``Content-Encoding`` is undone, so a compressed bomb is caught too.
     headers:
         Sent with every request (e.g. an ``Authorization`` header).
     max_concurrency:
@@ -100,9 +126,10 @@ class HttpTarget:
 
     Failures raise `TargetError` naming the case, the URL and the cause:
     a 4xx status (not retried); a 5xx status or transport error that
-    persisted through the one retry; a body that is not JSON or not a JSON
-    object; ``extract`` raising or returning something other than a sequence
-    of string ids.
+    persisted through the one retry; the deadline passing; a body over
+    ``max_body_bytes``; a body that is not JSON, not a JSON object, or
+    nested deeper than `rankproof._limits.MAX_NESTING_DEPTH`; ``extract``
+    raising or returning something other than a sequence of string ids.
 
     Use it as a context manager (or call `close`) so that the pool's
     connections are released::
@@ -123,6 +150,8 @@ class HttpTarget:
         timeout: float = 10.0,
         headers: Mapping[str, str] | None = None,
         max_concurrency: int = 4,
+        deadline: float | None = None,
+        max_body_bytes: int | None = None,
     ) -> None:
         self.name = check_name(name)
         try:
@@ -132,10 +161,16 @@ class HttpTarget:
         if parsed.scheme not in ("http", "https") or not parsed.host:
             raise InputError(f"url must be an absolute http:// or https:// URL, got {url!r}",
                              field="url")
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) \
-                or not math.isfinite(timeout) or timeout <= 0:
-            raise InputError(f"timeout must be a positive number of seconds, got {timeout!r}",
-                             field="timeout")
+        _check_seconds(timeout, "timeout")
+        if deadline is None:
+            deadline = _ATTEMPTS * float(timeout)
+        _check_seconds(deadline, "deadline")
+        if max_body_bytes is None:
+            max_body_bytes = _limits.MAX_HTTP_BODY_BYTES
+        if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int) \
+                or max_body_bytes < 1:
+            raise InputError(f"max_body_bytes must be an integer >= 1, got {max_body_bytes!r}",
+                             field="max_body_bytes")
         if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) \
                 or max_concurrency < 1:
             raise InputError(f"max_concurrency must be an integer >= 1, got {max_concurrency!r}",
@@ -150,12 +185,16 @@ class HttpTarget:
         self.meta_keys = tuple(meta_keys)
         self.text_key = text_key
         self.timeout = float(timeout)
+        self.deadline = float(deadline)
+        self.max_body_bytes = max_body_bytes
         self.max_concurrency = max_concurrency
+        limits = httpx.Limits(max_connections=max_concurrency,
+                              max_keepalive_connections=max_concurrency)
         self._client = httpx.Client(
             timeout=self.timeout,
             headers=dict(headers) if headers else None,
-            limits=httpx.Limits(max_connections=max_concurrency,
-                                max_keepalive_connections=max_concurrency),
+            limits=limits,
+            transport=deadline_transport(limits),
             follow_redirects=False,
         )
         self._lock = threading.Lock()
@@ -207,9 +246,9 @@ class HttpTarget:
                               **ctx) from exc
 
         start = time.perf_counter()
-        response = self._send(content, where, ctx)
+        status, body = self._send(content, where, ctx)
         latency_ms = (time.perf_counter() - start) * 1000.0
-        return self._parse(response, where, latency_ms, ctx)
+        return self._parse(status, body, where, latency_ms, ctx)
 
     def invoke_many(self, cases: Sequence[Case]) -> list[TargetResponse]:
         """Invoke every case with at most ``max_concurrency`` requests in flight.
@@ -233,50 +272,111 @@ class HttpTarget:
             pool.shutdown(wait=True, cancel_futures=True)
 
     # -- internals ------------------------------------------------------------
-    def _send(self, content: bytes, where: str, ctx: Where) -> httpx.Response:
-        """At most two attempts; returns a 2xx response or raises `TargetError`."""
-        headers = {"Content-Type": "application/json"}
-        for attempt in range(1, _ATTEMPTS + 1):
-            last = attempt == _ATTEMPTS
-            try:
-                response = self._client.post(self.url, content=content, headers=headers)
-            except httpx.TransportError as exc:
-                reason = _describe_transport_error(exc, self.timeout)
-                if last:
-                    raise TargetError(f"{where}: {reason}, after {_ATTEMPTS} attempts",
-                                      attempts=attempt, **ctx) from exc
-                logger.info("%s: %s; retrying once", where, reason)
-                continue
-            except httpx.HTTPError as exc:  # not transient (e.g. a decoding error): no retry
-                raise TargetError(f"{where}: {type(exc).__name__}: {exc}", attempts=attempt,
-                                  **ctx) from exc
-            status = response.status_code
-            if 200 <= status < 300:
-                return response
-            detail = f"HTTP {status} {response.reason_phrase}".rstrip()
-            body = response.text.strip()
-            if body:
-                detail += f" ({_short(body)})"
-            if status >= 500:
-                if last:
-                    raise TargetError(f"{where}: {detail}, after {_ATTEMPTS} attempts",
-                                      status=status, attempts=attempt, **ctx)
-                logger.info("%s: %s; retrying once", where, detail)
-                continue
-            # 4xx (and unfollowed 3xx/1xx): the request is wrong, resending will not help.
-            raise TargetError(f"{where}: {detail}; not retried (a client error is not transient)",
-                              status=status, attempts=attempt, **ctx)
+    def _send(self, content: bytes, where: str, ctx: Where) -> tuple[int, bytes]:
+        """At most two attempts within the deadline; a 2xx status and its body, or `TargetError`."""
+        deadline = time.monotonic() + self.deadline
+        with deadline_at(deadline):
+            for attempt in range(1, _ATTEMPTS + 1):
+                last = attempt == _ATTEMPTS
+                try:
+                    status, reason, body = self._attempt(content, deadline, where, ctx, attempt)
+                except httpx.TransportError as exc:
+                    reason = _describe_transport_error(exc, self.timeout)
+                    if time.monotonic() >= deadline:
+                        raise self._late(where, reason, attempt, None, ctx) from exc
+                    if last:
+                        raise TargetError(f"{where}: {reason}, after {_ATTEMPTS} attempts",
+                                          attempts=attempt, **ctx) from exc
+                    logger.info("%s: %s; retrying once", where, reason)
+                    continue
+                except httpx.HTTPError as exc:  # not transient (e.g. a decoding error): no retry
+                    raise TargetError(f"{where}: {type(exc).__name__}: {exc}", attempts=attempt,
+                                      **ctx) from exc
+                if 200 <= status < 300:
+                    return status, body
+                detail = f"HTTP {status} {reason}".rstrip()
+                text = body.decode("utf-8", errors="replace").strip()
+                if text:
+                    detail += f" ({_short(text)})"
+                if status >= 500:
+                    if last:
+                        raise TargetError(f"{where}: {detail}, after {_ATTEMPTS} attempts",
+                                          status=status, attempts=attempt, **ctx)
+                    if time.monotonic() >= deadline:
+                        raise self._late(where, detail, attempt, status, ctx)
+                    logger.info("%s: %s; retrying once", where, detail)
+                    continue
+                # 4xx (and unfollowed 3xx/1xx): the request is wrong, resending will not help.
+                raise TargetError(f"{where}: {detail}; not retried (a client error is not "
+                                  "transient)", status=status, attempts=attempt, **ctx)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _parse(self, response: httpx.Response, where: str, latency_ms: float,
+    def _late(self, where: str, reason: str, attempt: int, status: int | None,
+              ctx: Where) -> TargetError:
+        return TargetError(f"{where}: {reason}; the call's deadline of {self.deadline:g} s "
+                           f"(connect, reads and retry together) has passed, after {attempt} "
+                           f"attempt{'s' if attempt > 1 else ''}", status=status,
+                           attempts=attempt, **ctx)
+
+    def _attempt(self, content: bytes, deadline: float, where: str, ctx: Where,
+                 attempt: int) -> tuple[int, str, bytes]:
+        """One POST: status, reason and body, the body read chunk by chunk within the bounds.
+
+        The headers come first; a ``Content-Length`` over the cap is refused
+        before the body is read. A 2xx body is read up to ``max_body_bytes``,
+        an error body only as far as a message quotes it. The clock is
+        checked between chunks as well as inside every read (`deadline_at`).
+        """
+        left = deadline - time.monotonic()
+        timeout = httpx.Timeout(min(self.timeout, max(left, 1e-3)))
+        headers = {"Content-Type": "application/json"}
+        with self._client.stream("POST", self.url, content=content, headers=headers,
+                                 timeout=timeout) as response:
+            status = response.status_code
+            ok = 200 <= status < 300
+            cap = self.max_body_bytes if ok else _ERROR_BODY_BYTES
+            declared = response.headers.get("Content-Length", "")
+            if ok and declared.isdigit() and len(declared) < 20 and int(declared) > cap:
+                raise TargetError(
+                    f"{where}: the response declares {int(declared)} bytes (Content-Length), "
+                    f"over the cap of {cap} bytes (max_body_bytes); not read",
+                    status=status, attempts=attempt, **ctx)
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > cap:
+                    if not ok:
+                        chunks.append(chunk[: len(chunk) - (size - cap)])
+                        break
+                    raise TargetError(
+                        f"{where}: the response body passed the cap of {cap} bytes "
+                        "(max_body_bytes); the rest was not read", status=status,
+                        attempts=attempt, **ctx)
+                chunks.append(chunk)
+                if time.monotonic() >= deadline:
+                    raise self._late(where, "the response was still arriving", attempt,
+                                     status, ctx)
+            return status, response.reason_phrase, b"".join(chunks)
+
+    def _parse(self, status: int, content: bytes, where: str, latency_ms: float,
                ctx: Where) -> TargetResponse:
-        status = response.status_code
         try:
-            body = json.loads(response.content)
+            body = json.loads(content)
+        except RecursionError:
+            body = None
+            depth: int | None = None  # deeper than the parser itself goes
         except (ValueError, UnicodeDecodeError) as exc:
             raise TargetError(
                 f"{where}: the response body is not JSON ({exc}); body starts "
-                f"{_short(response.text, 80)}", status=status, **ctx) from exc
+                f"{_short(content.decode('utf-8', errors='replace'), 80)}",
+                status=status, **ctx) from exc
+        else:
+            depth = _nesting(body, _limits.MAX_NESTING_DEPTH)
+        if depth is None or depth > _limits.MAX_NESTING_DEPTH:
+            raise TargetError(
+                f"{where}: the response JSON nests deeper than {_limits.MAX_NESTING_DEPTH} "
+                "levels (rankproof._limits.MAX_NESTING_DEPTH)", status=status, **ctx)
         if not isinstance(body, dict):
             raise TargetError(f"{where}: expected a JSON object, got a JSON "
                               f"{_json_kind(body)}: {_short(body, 80)}", status=status, **ctx)
@@ -301,6 +401,36 @@ class HttpTarget:
                                   **ctx)
             meta[key] = body[key]
         return TargetResponse(ranked_ids=ids, text=text, latency_ms=latency_ms, meta=meta)
+
+
+def _check_seconds(value: object, name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) \
+            or not math.isfinite(value) or value <= 0:
+        raise InputError(f"{name} must be a positive number of seconds, got {value!r}",
+                         field=name)
+
+
+def _nesting(value: object, limit: int) -> int:
+    """How deep ``value`` nests arrays and objects, counting stops once past ``limit``.
+
+    Iterative, so that a deep document cannot overflow the stack here either.
+    """
+    deepest = 0
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        depth += 1
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        stack.extend((child, depth) for child in children)
+    return deepest
 
 
 def _json_kind(value: object) -> str:

@@ -409,7 +409,9 @@ def retrieval_values(
             q_r.append(g)
     qrels = Qrels.from_columns(q_q, q_d, np.array(q_r, dtype=np.int64))
     run_ = Run.from_columns(qid, docid, np.array(score, dtype=np.float64), name="target")
-    pq = evaluate(qrels, run_, list(measures))
+    # A target that retrieved nothing shares no topic with the qrels (only the placeholder
+    # row): that is a result (every case scores 0), not the swapped-columns mistake.
+    pq = evaluate(qrels, run_, list(measures), topics="complete-allow-disjoint")
     out: dict[str, dict[str, float]] = {c.id: {} for c in cases}
     for m in measures:
         for q, v in pq.scores(m).items():
