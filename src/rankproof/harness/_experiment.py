@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -46,8 +46,10 @@ from rankproof.measures import Measure, PerQuery, evaluate, resolve_measures
 from rankproof.retrieval import (
     BM25Retriever,
     DenseRetriever,
+    FusionMethod,
     FusionRetriever,
     HashingEmbedder,
+    Norm,
     RerankRetriever,
     Retriever,
     SentenceTransformerCrossEncoder,
@@ -55,7 +57,7 @@ from rankproof.retrieval import (
     StageOutput,
     rerank_unavailable_reason,
 )
-from rankproof.stats import nearest_rank
+from rankproof.stats import CORRECTIONS, TESTS, nearest_rank
 
 STAGES = ("bm25", "dense", "fusion", "rerank")
 DEFAULT_EVAL_MEASURES = ("R@1", "R@5", "R@10", "RR@10", "nDCG@10")
@@ -106,7 +108,36 @@ class EvalConfig:
         if self.granularity not in ("chunk", "document"):
             raise ConfigError(
                 f"granularity must be 'chunk' or 'document', got {self.granularity!r}")
+        self._check_parameters()
         self.check_cost(1)
+
+    def _check_parameters(self) -> None:
+        """Every number and choice a real run would use, so that ``--dry-run`` refuses what
+        the run would refuse (after indexing, which can take minutes)."""
+        choices = {"embedder": ("minilm", "hashing"), "fusion": get_args(FusionMethod),
+                   "test": TESTS, "correction": CORRECTIONS}
+        for name, allowed in choices.items():
+            value = getattr(self, name)
+            if value not in allowed:
+                raise ConfigError(f"field '{name}': must be one of {', '.join(allowed)}, "
+                                  f"got {value!r}")
+        if self.fusion_norm is not None and self.fusion_norm not in get_args(Norm):
+            raise ConfigError(f"field 'fusion_norm': must be one of {', '.join(get_args(Norm))}, "
+                              f"got {self.fusion_norm!r}")
+        for name in ("depth", "rrf_k", "rerank_depth", "resamples"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"field '{name}': must be a positive integer, got {value!r}")
+        for name, low, high in (("alpha", 0.0, 1.0), ("bm25_b", 0.0, 1.0)):
+            value = getattr(self, name)
+            strict = name == "alpha"
+            inside = (low < value < high) if strict else (low <= value <= high)
+            if not isinstance(value, int | float) or isinstance(value, bool) or not inside:
+                bounds = f"strictly between {low:g} and {high:g}" if strict else \
+                    f"between {low:g} and {high:g}"
+                raise ConfigError(f"field '{name}': must be {bounds}, got {value!r}")
+        if not isinstance(self.bm25_k1, int | float) or not self.bm25_k1 >= 0:
+            raise ConfigError(f"field 'bm25_k1': must be a number >= 0, got {self.bm25_k1!r}")
 
     def check_cost(self, queries: int) -> None:
         """Refuse ``resamples`` whose comparison of the stages would cost too much (`ConfigError`).
