@@ -177,6 +177,10 @@ def test_glasgow_small(tmp_path: Path) -> None:
         (DOCS, "1 7 1\n", "r, line 1, field 'docid': unknown document '7'"),
         (DOCS, "1 1\n", "r, line 1: expected 3 or 4 whitespace-separated columns, found 2"),
         (DOCS, "1 1 x\n", "relevance code must be an integer, found 'x'"),
+        # the TREC reader's one integer grammar: no non-ASCII digits, no underscores
+        (DOCS, "1 1 \u0663\n", "relevance code must be an integer, found '\u0663'"),
+        (DOCS, "1 1 1_0\n", "relevance code must be an integer, found '1_0'"),
+        (DOCS, "1 1 " + "9" * 60 + "\n", "relevance code is an integer of 60 digits"),
         (DOCS, "\n", "the qrels have no rows"),
         ("text before\n.I 1\n.W\nx\n", "1 1 1\n", "d, line 1: text before the first .I record"),
         (".T\nx\n", "1 1 1\n", "field .T before the first .I record"),

@@ -58,7 +58,7 @@ from rankproof.corpus._corpus import (
     normalise_text,
 )
 from rankproof.corpus._judgments import QUERY_ID_PATTERN, Judgments, parse_judgments
-from rankproof.data import Input, Qrels, QrelsRows, read_qrels_rows
+from rankproof.data import Input, Qrels, QrelsRows, int_refusal, parse_int, read_qrels_rows
 
 CollectionName = Literal["cranfield", "cisi", "vaswani"]
 COLLECTIONS: tuple[CollectionName, ...] = ("cranfield", "cisi", "vaswani")
@@ -225,11 +225,11 @@ def _read_glasgow_qrels(path: Path, qids: set[str], docids: set[str],
         if not parts:
             continue
         if len(parts) == 3:
-            try:
-                code = int(parts[2])
-            except ValueError:
-                raise InputError(f"relevance code must be an integer, found {parts[2]!r}",
-                                 path=str(path), line=lineno, field="rel") from None
+            parsed = parse_int(parts[2])
+            if parsed is None:
+                raise InputError(int_refusal("relevance code", parts[2]),
+                                 path=str(path), line=lineno, field="rel")
+            code = parsed
             if grades is not None:
                 if code not in grades:
                     raise InputError(f"relevance code {code} has no mapping (known: "
@@ -294,7 +294,7 @@ def read_glasgow(
 
 
 def _canonical_id(rid: str) -> str:
-    return str(int(rid)) if rid.isdigit() else rid
+    return str(int(rid)) if rid.isascii() and rid.isdigit() else rid
 
 
 # -- TREC (Vaswani) -----------------------------------------------------------

@@ -47,6 +47,8 @@ from rankproof.data._strings import arrow_indices, to_numpy, to_numpy_filled
 from rankproof.data._text import STDIN, ExtraColumns, Input, default_run_name
 from rankproof.data._trec import (
     QrelsRows,
+    int_refusal,
+    parse_int,
     read_trec_qrels,
     read_trec_run,
     write_trec_qrels,
@@ -71,9 +73,11 @@ __all__ = [
     "as_qrels",
     "as_run",
     "default_run_name",
+    "int_refusal",
     "load_qrels",
     "load_run",
     "load_yaml",
+    "parse_int",
     "qrels_from_arrow",
     "qrels_from_pandas",
     "ranked_order",

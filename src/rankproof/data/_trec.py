@@ -348,6 +348,10 @@ def _parse_int(text: str) -> int | None:
     return value if -_INT64_MAX - 1 <= value <= _INT64_MAX else None
 
 
+parse_int = _parse_int
+"""The public name of the one integer grammar (`_parse_int`), for readers outside `data`."""
+
+
 def int_refusal(what: str, text: str, *, hint: str = "") -> str:
     """Why `_parse_int` refused ``text`` for field ``what``, quoting it cut to size."""
     if _INT.fullmatch(text):
