@@ -5,6 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# ``--hypothesis-profile=long``: ten times Hypothesis' default number of examples.
+# The fuzz suite (tests/hostile/_fuzz.py) scales its own budgets by it; no profile
+# is loaded here, so the default run of every other folder is unchanged.
+settings.register_profile("long", max_examples=1000)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
