@@ -8,6 +8,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from tests.harness._v1 import as_version_1
 from typer.testing import CliRunner
 
 from rankproof import Run
@@ -184,24 +185,7 @@ def test_progress_reports_every_step_and_is_silent_when_quiet() -> None:
 
 def _as_version_1(report: EvalReport) -> dict[str, object]:
     """The report as the version-1 code wrote it: flat ``StageComparison`` rows, no values."""
-    doc = report.model_dump(mode="json")
-    doc["schema_version"] = 1
-    doc["comparisons"] = [
-        {"stage": c["candidate"], "baseline": c["baseline"], "measure": c["measure"],
-         "n": c["result"]["n"], "baseline_mean": c["result"]["mean_b"],
-         "mean": c["result"]["mean_a"], "difference": c["result"]["difference"],
-         "relative_difference": c["result"]["relative_difference"],
-         "ci_low": c["result"]["ci_low"], "ci_high": c["result"]["ci_high"],
-         "ci_method": c["result"]["ci_method"],
-         "confidence_level": c["result"]["confidence_level"],
-         "p_value": c["result"]["p_value"], "p_corrected": c["p_corrected"],
-         "test": c["result"]["test"], "wins": c["result"]["wins"],
-         "ties": c["result"]["ties"], "losses": c["result"]["losses"],
-         "effect_size": c["result"]["effect_size"],
-         "queries_needed": c["result"]["queries_needed"], "verdict": c["verdict"],
-         "underpowered": c["underpowered"], "notes": c["notes"]}
-        for c in doc["comparisons"]]
-    return doc
+    return as_version_1(report.model_dump(mode="json"))
 
 
 def test_each_stage_is_evaluated_once(monkeypatch: pytest.MonkeyPatch) -> None:

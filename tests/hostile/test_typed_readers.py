@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.harness._v1 import as_version_1
 from typer.testing import CliRunner
 
 from rankproof import InputError, RankproofError
@@ -145,30 +146,9 @@ def test_every_field_of_a_report_is_typed(real: dict[str, Path], tmp_path: Path)
     assert tried > 200 and refused > 0.7 * tried, (refused, tried)
 
 
-def _as_version_1(doc: dict[str, Any]) -> dict[str, Any]:
-    """The report as the version-1 code wrote it: flat comparison rows, no values."""
-    out = dict(doc, schema_version=1)
-    out["comparisons"] = [
-        {"stage": c["candidate"], "baseline": c["baseline"], "measure": c["measure"],
-         "n": c["result"]["n"], "baseline_mean": c["result"]["mean_b"],
-         "mean": c["result"]["mean_a"], "difference": c["result"]["difference"],
-         "relative_difference": c["result"]["relative_difference"],
-         "ci_low": c["result"]["ci_low"], "ci_high": c["result"]["ci_high"],
-         "ci_method": c["result"]["ci_method"],
-         "confidence_level": c["result"]["confidence_level"],
-         "p_value": c["result"]["p_value"], "p_corrected": c["p_corrected"],
-         "test": c["result"]["test"], "wins": c["result"]["wins"],
-         "ties": c["result"]["ties"], "losses": c["result"]["losses"],
-         "effect_size": c["result"]["effect_size"],
-         "queries_needed": c["result"]["queries_needed"], "verdict": c["verdict"],
-         "underpowered": c["underpowered"], "notes": c["notes"]}
-        for c in doc["comparisons"][:1]]
-    return out
-
-
 def test_every_field_of_a_version_1_report_is_typed(real: dict[str, Path],
                                                     tmp_path: Path) -> None:
-    doc = _as_version_1(json.loads(real["report"].read_text()))
+    doc = as_version_1(json.loads(real["report"].read_text()), rows=1)
     v1 = tmp_path / "v1.json"
     v1.write_text(json.dumps(doc))
     assert load_report(v1).comparisons  # the upgrade itself works
@@ -186,7 +166,7 @@ def test_every_field_of_a_version_1_report_is_typed(real: dict[str, Path],
 def test_a_version_1_field_of_the_wrong_type_is_named(real: dict[str, Path], tmp_path: Path,
                                                       path: tuple[Any, ...], value: Any,
                                                       field: str) -> None:
-    doc = _as_version_1(json.loads(real["report"].read_text()))
+    doc = as_version_1(json.loads(real["report"].read_text()), rows=1)
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(_replaced(doc, path, value)))
     with pytest.raises(InputError, match="not a rankproof eval report") as err:

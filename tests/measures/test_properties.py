@@ -12,29 +12,15 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.measures._helpers import evaluate
 
 from rankproof.data._model import Qrels, Run
 from rankproof.measures import Measure, PerQuery, parse
-from rankproof.measures import evaluate as _evaluate
-
-
-def evaluate(qrels: Qrels, run: Run, measures: Any = None, **kw: Any) -> PerQuery:
-    """`rankproof.evaluate`, opting in to a run that shares no topic with the qrels.
-
-    Generated inputs may be disjoint; the default ``topics="complete"`` refuses
-    such a run (it looks like swapped columns), and ``complete-allow-disjoint``
-    is the same computation with that refusal turned off, so every property
-    here is checked on exactly the inputs it was checked on before.
-    """
-    if kw.get("topics", "complete") == "complete" and not set(qrels.topics) & set(run.topics):
-        kw["topics"] = "complete-allow-disjoint"
-    return _evaluate(qrels, run, measures, **kw)
 
 Labels = dict[str, dict[str, int]]
 Scores = dict[str, dict[str, float]]
