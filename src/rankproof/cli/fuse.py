@@ -18,7 +18,6 @@ from rankproof.cli._runs import (
     DedupeChoice,
     OrderChoice,
     allow_extra_columns_option,
-    check_outputs,
     choices,
     dedupe_option,
     load_runs,
@@ -81,7 +80,6 @@ def fuse_command(
     """Fuse runs (RRF, CombSUM, CombMNZ) and write the result atomically."""
     guard_outputs([(output, "run")], runs, force=force)
     _, loaded = load_runs(None, runs, dedupe=dedupe, allow_extra_columns=allow_extra_columns)
-    check_outputs(output)
     fused = fuse(loaded, str(method), norm=str(norm) if norm else None,  # type: ignore[arg-type]
                  k=k, depth=depth, limit=limit, name=tag, order=str(order))  # type: ignore[arg-type]
     write = WRITERS[str(fmt)]
