@@ -80,7 +80,7 @@ def test_a_row_keeps_its_paired_values_and_round_trips_through_json() -> None:
     assert again == row
     assert c.per_query["noise"]["nDCG@10"] == NOISE
     doc = json.loads(c.to_json())
-    assert doc["schema_version"] == 2 and doc["kind"] == "rankproof.comparison"
+    assert doc["schema_version"] == 3 and doc["kind"] == "rankproof.comparison"
     assert rows_from_document(doc) == c.rows
 
 

@@ -138,8 +138,9 @@ def test_bad_method_names() -> None:
     with pytest.raises(ValueError, match="test must be one of 'randomization', 't', 'bootstrap', "
                                          "'wilcoxon', 'sign'; got 'mannwhitney'"):
         paired_test(A, B, "mannwhitney")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="ci_method must be one of 't', 'percentile', "
-                                         "'studentized'; got 'bca'"):
+    with pytest.raises(ValueError, match="ci_method must be one of 'randomization', 't', "
+                                         "'percentile', 'studentized', 'wilcoxon', 'sign'; "
+                                         "got 'bca'"):
         paired_test(A, B, ci_method="bca")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="zero_method must be one of 'wilcox', 'pratt', "
                                          "'zsplit'; got 'drop'"):

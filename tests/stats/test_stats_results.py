@@ -14,8 +14,10 @@ from hypothesis import strategies as st
 import rankproof.stats as rs
 from rankproof.measures import PerQuery, parse
 from rankproof.stats import (
+    TEST_INTERVALS,
     bootstrap_ci,
     detection_table,
+    paired_interval,
     paired_t,
     paired_test,
     power,
@@ -29,12 +31,13 @@ from rankproof.stats import (
 )
 
 EXPECTED_NAMES = [
-    "CORRECTIONS", "OPERATIONS_PER_SECOND", "TESTS", "BootstrapResult", "Correction", "Cost",
-    "DetectionTable", "PairComparison",
+    "BOOTSTRAP_P", "CORRECTIONS", "INTERVAL_LABELS", "INTERVAL_METHODS",
+    "OPERATIONS_PER_SECOND", "TESTS", "TEST_INTERVALS", "BootstrapResult", "Correction", "Cost",
+    "DetectionTable", "IntervalMethod", "PairComparison", "PairedInterval",
     "PairedResult", "PairedScores", "RandomizationResult", "Result", "SignTestResult",
     "SimulatedPower", "TTestResult", "TestName", "TukeyHSDResult", "WilcoxonResult",
     "bootstrap_ci", "check_choice", "check_cost", "check_int", "check_probability", "correct",
-    "detection_table", "nearest_rank", "paired_scores", "paired_t",
+    "detection_table", "nearest_rank", "paired_interval", "paired_scores", "paired_t",
     "paired_test", "paired_test_cost", "power", "queries_needed", "randomization_test", "sign",
     "sign_test", "simulated_power", "tukey_cost", "tukey_hsd_randomized", "wilcoxon",
 ]
@@ -87,7 +90,8 @@ def test_paired_result_fields() -> None:
     a, b = _pair()
     r = paired_test(a, b, seed=3)
     d = np.array([a[q] - b[q] for q in sorted(a)])
-    assert r.n == 60 and r.test == "randomization" and r.ci_method == "percentile"
+    # The interval follows the test (issue 10): the randomization test inverted.
+    assert r.n == 60 and r.test == "randomization" and r.ci_method == "randomization"
     assert r.seed == 3 and r.resamples == 10_000 and not r.exact
     assert r.mean_a == pytest.approx(np.mean(list(a.values())))
     assert r.difference == pytest.approx(d.mean())
@@ -101,8 +105,10 @@ def test_paired_result_fields() -> None:
     assert r.ci_low < r.difference < r.ci_high
     assert r.p_value == randomization_test(a, b, seed=3).p_value
     boot = bootstrap_ci(a, b, seed=3)
-    assert (r.ci_low, r.ci_high) == (boot.ci_low, boot.ci_high)
-    assert r.significant() == (r.p_value <= 0.05)
+    assert (r.bootstrap_low, r.bootstrap_high) == (boot.ci_low, boot.ci_high)
+    inverted = paired_interval(a, b, "randomization", seed=3)
+    assert (r.ci_low, r.ci_high) == (inverted.low, inverted.high)
+    assert r.significant() == (r.p_value <= 0.05) == (r.ci_low > 0 or r.ci_high < 0)
 
 
 def test_paired_result_undefined_quantities_are_none() -> None:
@@ -122,8 +128,9 @@ def test_paired_test_each_test(test: str) -> None:
     a, b = _pair(80, seed=1)
     r = paired_test(a, b, test, resamples=2000)  # type: ignore[arg-type]
     assert r.test == test and 0 < r.p_value <= 1
-    expected_ci = "t" if test == "t" else "percentile"
-    assert r.ci_method == expected_ci
+    expected_ci = {"randomization": "randomization", "t": "t", "bootstrap": "percentile",
+                   "wilcoxon": "wilcoxon", "sign": "sign"}[test]
+    assert r.ci_method == expected_ci == TEST_INTERVALS[test]
     if test == "wilcoxon":
         assert r.p_value == wilcoxon(a, b).p_value
     if test == "sign":

@@ -27,6 +27,7 @@ from rankproof.comparison._pairs import (
     compare_pairs,
     compare_scores,
     family_cost,
+    row_levels,
     verdict,
 )
 from rankproof.comparison._pilot import (
@@ -63,6 +64,7 @@ __all__ = [
     "judged_measure",
     "load_comparison",
     "pilot_deltas",
+    "row_levels",
     "rows_from_document",
     "select_row",
     "verdict",

@@ -12,6 +12,7 @@ engine is what makes a pairing mismatch the same `PairingError`, and a
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -21,6 +22,7 @@ from rankproof.comparison._row import Comparison, ComparisonRow, Verdict
 from rankproof.measures import polarity
 from rankproof.stats import (
     CORRECTIONS,
+    TEST_INTERVALS,
     TESTS,
     Cost,
     PairedResult,
@@ -31,6 +33,7 @@ from rankproof.stats import (
     check_int,
     check_probability,
     correct,
+    paired_interval,
     paired_test,
     paired_test_cost,
     tukey_cost,
@@ -98,6 +101,67 @@ def verdict(p_corrected: float, alpha: float, difference: float,
     return "no detectable difference"
 
 
+def row_levels(p_values: Sequence[float], alphas: Sequence[float], correction: str
+               ) -> list[float]:
+    """The level each row of a family is tested at, so that its interval can match it.
+
+    A row is declared *better*/*worse* when its corrected p-value is at most
+    its α; equivalently, when its raw p-value is at most the level returned
+    here, and the row's interval is built at confidence ``1 − level``:
+
+    * "none": α. "bonferroni": α/m.
+    * "holm": the step-down level. With p-values sorted ascending, a rejected
+      row of rank j is tested at α/(m − j + 1). A row that is not rejected
+      gets the level at which the step-down stopped, α/(m − i + 1) for the
+      first rank i ≤ j that failed — not its own step's level: its own p
+      may be below its own level (Holm's monotonicity: once one hypothesis
+      is kept, every later one is), and its interval must then still reach
+      0. This is the one place where Holm's levels and its verdicts part,
+      resolved toward agreement.
+    * "bh": the false-coverage-rate level of Benjamini & Yekutieli (2005),
+      R·α/m with R the number of rows declared (α/m when none is), computed
+      per row when rows carry different α.
+    """
+    m = len(p_values)
+    p = [float(x) for x in p_values]
+    if correction == "none":
+        return [float(a) for a in alphas]
+    if correction == "bonferroni":
+        return [float(a) / m for a in alphas]
+    order = sorted(range(m), key=lambda i: p[i])  # stable, as `correct` ranks them
+    levels = [0.0] * m
+    for rank0, row in enumerate(order):
+        a = float(alphas[row])
+        if correction == "holm":
+            stop = next((i for i in range(rank0 + 1) if (m - i) * p[order[i]] > a), None)
+            levels[row] = a / (m - (rank0 if stop is None else stop))
+        else:  # "bh"
+            declared = max((k + 1 for k in range(m) if p[order[k]] <= (k + 1) * a / m),
+                           default=0)
+            levels[row] = max(declared, 1) * a / m
+    return levels
+
+
+def agree(low: float, high: float, significant: bool, difference: float
+          ) -> tuple[float, float, bool]:
+    """The interval moved, if it must, so that it excludes 0 exactly when ``significant``.
+
+    Built from the test, it already does, except within the test's rounding
+    tolerance or for a rank test whose p-value is not monotone in the shift.
+    Not significant: widen the interval to reach 0. Significant: move the end
+    that touches 0 just past it, on the side of the estimate. The third value
+    says whether anything moved (the row then carries a note).
+    """
+    excludes = low > 0.0 or high < 0.0
+    if excludes == significant:
+        return low, high, False
+    if not significant:
+        return min(low, 0.0), max(high, 0.0), True
+    if difference >= 0.0:
+        return math.nextafter(0.0, 1.0), max(high, math.nextafter(0.0, 1.0)), True
+    return min(low, math.nextafter(0.0, -1.0)), math.nextafter(0.0, -1.0), True
+
+
 def family_cost(sizes: Sequence[int], *, test: str = "randomization", resamples: int = 10_000,
                 tukey: Sequence[tuple[int, int]] = (), what: str = "the comparison",
                 error: type[InputError] | type[ConfigError] = InputError) -> Cost:
@@ -121,7 +185,9 @@ def family_cost(sizes: Sequence[int], *, test: str = "randomization", resamples:
         raise error(str(exc)) from None
     total = Cost(0.0, 0.0)
     for n in sizes:
-        total = total.then(paired_test_cost(max(1, n), test, None, resamples))
+        # The test (with its uncorrected interval), then the row's interval at its level.
+        total = total.then(paired_test_cost(max(1, n), test, None, resamples)).then(
+            paired_test_cost(max(1, n), "t", TEST_INTERVALS[test], resamples))
     for ids, systems in tukey:
         total = total.then(tukey_cost(max(1, ids), systems, resamples))
     largest = max(sizes, default=0)
@@ -132,18 +198,37 @@ def family_cost(sizes: Sequence[int], *, test: str = "randomization", resamples:
                              f"resamples={resamples}", error=error, field="resamples")
 
 
+Interval = tuple[float, float, float, str]  # low, high, level (1 − confidence), method
+
+
 def _row(p: Pairing, aligned: tuple[tuple[str, ...], tuple[float, ...], tuple[float, ...]],
-         r: PairedResult, p_corrected: float, alpha: float, correction: str) -> ComparisonRow:
+         r: PairedResult, p_corrected: float, alpha: float, correction: str,
+         interval: Interval) -> ComparisonRow:
     level = alpha if p.alpha is None else p.alpha
-    v = verdict(p_corrected, level, r.difference, p.higher_is_better)
+    low, high, row_level, method = interval
+    if r.test == "bootstrap":  # the bootstrap's verdict is its interval's (seeds 000, 003)
+        significant = low > 0.0 or high < 0.0
+    else:
+        significant = p_corrected <= level and not (r.difference == 0.0
+                                                   and method not in ("wilcoxon", "sign"))
+    centre = (r.difference if method not in ("wilcoxon", "sign")
+              or not (math.isfinite(low) and math.isfinite(high)) else (low + high) / 2.0)
+    low, high, adjusted = agree(low, high, significant, centre)
+    if significant:
+        v: Verdict = "better" if (low > 0.0) == p.higher_is_better else "worse"
+    else:
+        v = "no detectable difference"
     underpowered = (v == "no detectable difference" and r.queries_needed is not None
                     and r.queries_needed > r.n)
     qids, cand, base = aligned
+    notes = (("the interval was widened to reach 0, or moved just past it, to agree with "
+              "the test (a tie within the test's rounding tolerance)",) if adjusted else ())
     return ComparisonRow(
         baseline=p.baseline, candidate=p.candidate, measure=p.measure,
         higher_is_better=p.higher_is_better, result=r, p_corrected=float(p_corrected),
         verdict=v, underpowered=underpowered, alpha=level, correction=correction, qids=qids,
-        candidate_values=cand, baseline_values=base)
+        candidate_values=cand, baseline_values=base, ci_low=float(low), ci_high=float(high),
+        ci_level=1.0 - row_level, ci_method=method, ci_adjusted=adjusted, notes=notes)
 
 
 def compare_pairs(
@@ -156,6 +241,7 @@ def compare_pairs(
     seed: int = 0,
     confidence_level: float = 0.95,
     p_corrected: Sequence[float] | None = None,
+    intervals: Sequence[Interval] | None = None,
 ) -> tuple[ComparisonRow, ...]:
     """Pair, test and correct every pairing as one family; one row each, in order.
 
@@ -163,7 +249,13 @@ def compare_pairs(
     otherwise, listing both sides' extra ids). The p-values of all pairings
     are adjusted together by ``correction`` ("holm", "bh", "bonferroni",
     "none"), unless ``p_corrected`` supplies them (e.g. from Tukey HSD, which
-    controls the family itself; ``correction`` then names that procedure).
+    controls the family itself; ``correction`` then names that procedure,
+    and ``intervals`` should supply its simultaneous intervals).
+
+    Each row's interval is the test inverted at the level its correction
+    implies (`row_levels`), so it excludes 0 exactly when the verdict is
+    *better* or *worse*; ``confidence_level`` sets the level of the
+    uncorrected interval kept in ``row.result``.
     """
     alpha = check_probability(alpha, "alpha")
     for p in pairings:
@@ -171,23 +263,40 @@ def compare_pairs(
             check_probability(p.alpha, "alpha")
     if p_corrected is None:
         correction = check_choice(correction, "correction", CORRECTIONS)
+    test = check_choice(test, "test", TESTS)  # type: ignore[assignment]
     aligned = [_aligned(p) for p in pairings]
     family_cost([len(a[0]) for a in aligned], test=test, resamples=resamples)
     results = []
+    sides = []
     for p, (qids, cand, base) in zip(pairings, aligned, strict=True):
-        r = paired_test(dict(zip(qids, cand, strict=True)), dict(zip(qids, base, strict=True)),
-                        test, confidence_level=confidence_level, resamples=resamples,
+        c, b = dict(zip(qids, cand, strict=True)), dict(zip(qids, base, strict=True))
+        sides.append((c, b))
+        r = paired_test(c, b, test, confidence_level=confidence_level, resamples=resamples,
                         seed=seed)
         results.append(dataclasses.replace(r, measure=p.measure))
+    alphas = [alpha if p.alpha is None else p.alpha for p in pairings]
     if p_corrected is None:
         adjusted = (correct([r.p_value for r in results], correction).tolist()  # type: ignore[arg-type]
                     if results else [])
+        levels = row_levels([r.p_value for r in results], alphas, correction)
     else:
         adjusted = [float(x) for x in p_corrected]
         if len(adjusted) != len(results):
             raise InputError(f"{len(adjusted)} corrected p-values for {len(results)} pairings")
-    return tuple(_row(p, a, r, q, alpha, correction)
-                 for p, a, r, q in zip(pairings, aligned, results, adjusted, strict=True))
+        levels = alphas
+    if intervals is None:
+        method = TEST_INTERVALS[test]
+        built: list[Interval] = []
+        for (c, b), level in zip(sides, levels, strict=True):
+            iv = paired_interval(c, b, method, confidence_level=1.0 - level,  # type: ignore[arg-type]
+                                 resamples=resamples, seed=seed)
+            built.append((iv.low, iv.high, level, method))
+        intervals = built
+    elif len(intervals) != len(results):
+        raise InputError(f"{len(intervals)} intervals for {len(results)} pairings")
+    return tuple(_row(p, a, r, q, alpha, correction, iv)
+                 for p, a, r, q, iv in zip(pairings, aligned, results, adjusted, intervals,
+                                           strict=True))
 
 
 def compare_scores(
@@ -243,6 +352,7 @@ def compare_scores(
                 for m in measures for b, c in couples]
     tukey: dict[str, TukeyHSDResult] = {}
     fixed: list[float] | None = None
+    simultaneous: list[Interval] = []
     family_cost([len(p.baseline_scores) for p in pairings], test=test, resamples=resamples,
                 tukey=[(len(scores[base][m]), len(systems)) for m in measures]
                 if pairs == "all" else ())
@@ -251,12 +361,14 @@ def compare_scores(
             _aligned(p)  # the one pairing rule, before Tukey reports it its own way
         for m in measures:
             tukey[m] = tukey_hsd_randomized({s: scores[s][m] for s in systems},
-                                            resamples=resamples, seed=seed)
+                                            resamples=resamples, seed=seed, alpha=alpha)
         fixed = [tukey[p.measure].p_value(p.baseline, p.candidate) for p in pairings]
+        simultaneous = [(*tukey[p.measure].interval(p.candidate, p.baseline), alpha, "tukey")
+                        for p in pairings]
     rows = compare_pairs(pairings, test=test, alpha=alpha,
                          correction=correction if fixed is None else "tukey-hsd",
                          resamples=resamples, seed=seed, confidence_level=confidence_level,
-                         p_corrected=fixed)
+                         p_corrected=fixed, intervals=simultaneous if fixed else None)
     n = rows[0].result.n if rows else 0
     return Comparison(
         systems=tuple(systems), baseline=base, measures=tuple(measures), pairs=pairs,

@@ -21,10 +21,13 @@ KINDS = ("rankproof.comparison", "rankproof.gate", "rankproof.eval")
 
 
 def load_comparison(data: Mapping[str, Any]) -> dict[str, Any]:
-    """Check that a parsed JSON document is a rankproof comparison (version 1 or 2)."""
+    """Check that a parsed JSON document is a rankproof comparison (version 1 to 3).
+
+    Version-2 rows carry no row interval: they load with the uncorrected interval
+    they were saved with (`ComparisonRow.from_dict`)."""
     if not isinstance(data, Mapping) or data.get("kind") != "rankproof.comparison":
         raise InputError("not a rankproof comparison JSON document (missing kind)")
-    if data.get("schema_version") not in (1, SCHEMA_VERSION):
+    if data.get("schema_version") not in range(1, SCHEMA_VERSION + 1):
         raise InputError(f"unsupported comparison schema_version {data.get('schema_version')!r}")
     return dict(data)
 
@@ -68,14 +71,14 @@ def rows_from_document(data: Mapping[str, Any]) -> tuple[ComparisonRow, ...]:
         raws: Sequence[Any] = (_v1_comparison_rows(data) if version == 1
                                else data.get("rows", ()))
     elif kind == "rankproof.gate":
-        if version != SCHEMA_VERSION:
+        if version == 1:
             raise InputError(f"a version-{version} gate result keeps no per-case values; rerun "
                              "the gate to get one that can serve as a pilot")
         raws = [c["comparison"] for c in data.get("checks", ())
                 if isinstance(c, Mapping) and c.get("comparison") is not None]
     elif kind == "rankproof.eval":
         raws = data.get("comparisons", ())
-        if version != SCHEMA_VERSION:
+        if version == 1:
             raise InputError("a version-1 eval report: read it with "
                              "rankproof.harness.EvalReport, which upgrades it")
     elif kind == "rankproof.baseline":

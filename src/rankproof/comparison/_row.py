@@ -30,12 +30,13 @@ if TYPE_CHECKING:
 
 Verdict = Literal["better", "worse", "no detectable difference"]
 VERDICTS: tuple[str, ...] = ("better", "worse", "no detectable difference")
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: The columns of `ComparisonRow.flat` and `Comparison.to_pandas`, in order.
 FLAT_COLUMNS: tuple[str, ...] = (
     "baseline", "candidate", "measure", "higher_is_better", "n", "baseline_mean",
-    "candidate_mean", "difference", "relative_difference", "ci_low", "ci_high", "ci_method",
-    "confidence_level", "test", "p_value", "p_corrected", "correction", "alpha", "verdict",
+    "candidate_mean", "difference", "relative_difference", "ci_low", "ci_high", "ci_level",
+    "ci_method", "bootstrap_low", "bootstrap_high", "confidence_level", "test", "p_value",
+    "p_corrected", "correction", "alpha", "verdict",
     "underpowered", "wins", "ties", "losses", "effect_size", "power", "queries_needed", "notes",
 )
 
@@ -55,6 +56,18 @@ class ComparisonRow(Result):
     in the direction the measure's polarity (``higher_is_better``) gives.
     ``qids``/``candidate_values``/``baseline_values`` are the paired
     per-query values (sorted by id) every number was computed from.
+
+    ``ci_low``/``ci_high`` is the row's interval, built from the same test
+    at the level the row's correction implies (``ci_level``; see
+    `rankproof.comparison.row_levels`), by ``ci_method`` (a key of
+    `rankproof.stats.INTERVAL_LABELS`). It excludes 0 exactly when the
+    verdict is *better* or *worse*. ``ci_adjusted`` is True in the rare
+    case where the inverted interval had to be widened to reach 0 to agree
+    with the test (a tie within the test's rounding tolerance, or a rank
+    test whose p-value is not monotone in the shift); the notes say so.
+    ``result.ci_low``/``ci_high`` is the uncorrected interval at
+    ``result.confidence_level``, and ``result.bootstrap_low``/``high`` the
+    percentile bootstrap, kept for reference.
     """
 
     baseline: str
@@ -70,7 +83,16 @@ class ComparisonRow(Result):
     qids: tuple[str, ...]
     candidate_values: tuple[float, ...]
     baseline_values: tuple[float, ...]
+    ci_low: float
+    ci_high: float
+    ci_level: float
+    ci_method: str
+    ci_adjusted: bool = False
     notes: tuple[str, ...] = ()
+
+    def excludes_zero(self) -> bool:
+        """True when the row's interval lies wholly above or below 0."""
+        return bool(self.ci_low > 0.0 or self.ci_high < 0.0)
 
     @property
     def wins(self) -> int:
@@ -99,7 +121,8 @@ class ComparisonRow(Result):
     def __repr__(self) -> str:
         r = self.result
         return (f"ComparisonRow({self.candidate} vs {self.baseline}, {self.measure}: "
-                f"Δ {r.difference:+.4f} [{r.ci_low:+.4f}, {r.ci_high:+.4f}], "
+                f"Δ {r.difference:+.4f} [{self.ci_low:+.4f}, {self.ci_high:+.4f}] "
+                f"at {self.ci_level:.4g}, "
                 f"p {r.p_value:.4g} ({self.correction} {self.p_corrected:.4g}), "
                 f"{self.verdict}, n={r.n})")
 
@@ -110,8 +133,9 @@ class ComparisonRow(Result):
             "baseline": self.baseline, "candidate": self.candidate, "measure": self.measure,
             "higher_is_better": self.higher_is_better, "n": r.n, "baseline_mean": r.mean_b,
             "candidate_mean": r.mean_a, "difference": r.difference,
-            "relative_difference": r.relative_difference, "ci_low": r.ci_low,
-            "ci_high": r.ci_high, "ci_method": r.ci_method,
+            "relative_difference": r.relative_difference, "ci_low": self.ci_low,
+            "ci_high": self.ci_high, "ci_level": self.ci_level, "ci_method": self.ci_method,
+            "bootstrap_low": r.bootstrap_low, "bootstrap_high": r.bootstrap_high,
             "confidence_level": r.confidence_level, "test": r.test, "p_value": r.p_value,
             "p_corrected": self.p_corrected, "correction": self.correction,
             "alpha": self.alpha, "verdict": self.verdict, "underpowered": self.underpowered,
@@ -130,7 +154,9 @@ class ComparisonRow(Result):
         if not isinstance(data, Mapping):
             raise InputError(f"a comparison row must be a mapping, got {type(data).__name__}")
         names = [f.name for f in fields(cls)]
-        required = [n for n in names if n != "notes"]
+        # Rows saved before schema 3 carry no row interval: theirs was the result's.
+        optional = {"notes", "ci_low", "ci_high", "ci_level", "ci_method", "ci_adjusted"}
+        required = [n for n in names if n not in optional]
         missing = [n for n in required if n not in data]
         if missing:
             raise InputError(f"comparison row lacks {', '.join(missing)}")
@@ -158,6 +184,11 @@ class ComparisonRow(Result):
             alpha=_number(data["alpha"], "alpha"),
             correction=_text(data["correction"], "correction"),
             qids=qids, candidate_values=cand, baseline_values=base,
+            ci_low=_number(data.get("ci_low", result.ci_low), "ci_low", infinite=True),
+            ci_high=_number(data.get("ci_high", result.ci_high), "ci_high", infinite=True),
+            ci_level=_number(data.get("ci_level", result.confidence_level), "ci_level"),
+            ci_method=_text(data.get("ci_method", result.ci_method), "ci_method"),
+            ci_adjusted=_flag(data.get("ci_adjusted", False), "ci_adjusted"),
             notes=_strings(data.get("notes", ()), "notes"),
         )
 
@@ -175,9 +206,12 @@ def _flag(value: Any, name: str) -> bool:
     return value
 
 
-def _number(value: Any, name: str) -> float:
+def _number(value: Any, name: str, infinite: bool = False) -> float:
     if value is None:
-        return math.nan  # JSON has no NaN: to_dict() writes an undefined number as null
+        # JSON has no NaN or infinity: to_dict() writes an undefined number as null, and
+        # an interval end as null when it is unbounded (no shift could be rejected).
+        return math.inf if infinite and name.endswith("high") else (
+            -math.inf if infinite else math.nan)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InputError(f"comparison row: {name} must be a number, got {value!r}", field=name)
     return float(value)
@@ -204,15 +238,17 @@ def _floats(value: Any, name: str) -> tuple[float, ...]:
 
 _INT_FIELDS = ("n", "wins", "ties", "losses")
 _OPTIONAL_INT = ("resamples", "seed", "queries_needed")
-_OPTIONAL_FLOAT = ("relative_difference", "effect_size", "power")
+_OPTIONAL_FLOAT = ("relative_difference", "effect_size", "power", "bootstrap_low",
+                   "bootstrap_high")
 _TEXT = ("ci_method", "test", "alternative")
+_LATER = ("measure", "bootstrap_low", "bootstrap_high", "bootstrap_p")  # may be absent
 
 
 def _paired_from_dict(data: Any) -> PairedResult:
     if not isinstance(data, Mapping):
         raise InputError("comparison row: result must be a mapping", field="result")
     names = [f.name for f in fields(PairedResult)]
-    missing = [n for n in names if n not in data and n != "measure"]
+    missing = [n for n in names if n not in data and n not in _LATER]
     if missing:
         raise InputError(f"comparison row: result lacks {', '.join(missing)}", field="result")
     values: dict[str, Any] = {}
@@ -230,12 +266,12 @@ def _paired_from_dict(data: Any) -> PairedResult:
             values[n] = None if v is None else _number(v, f"result.{n}")
         elif n in _TEXT:
             values[n] = _text(v, f"result.{n}")
-        elif n == "measure":
-            values[n] = None if v is None else _text(v, "result.measure")
+        elif n in ("measure", "bootstrap_p"):
+            values[n] = None if v is None else _text(v, f"result.{n}")
         elif n == "exact":
             values[n] = _flag(v, "result.exact")
         else:
-            values[n] = _number(v, f"result.{n}")
+            values[n] = _number(v, f"result.{n}", infinite=n in ("ci_low", "ci_high"))
     return PairedResult(**values)
 
 

@@ -8,14 +8,44 @@ escaped, so a name can neither colour a terminal nor break a table.
 
 from __future__ import annotations
 
+import math
+
 from rich import box
 from rich.table import Table
 
 from rankproof.comparison import Comparison, ComparisonRow
 from rankproof.report.console import escape_controls
+from rankproof.stats import INTERVAL_LABELS
 
-_HEADERS = ("system", "baseline", "mean", "Δ", "rel Δ", "CI", "p", "p corr", "W/T/L",
-            "verdict")
+_HEADERS = ("system", "baseline", "mean", "Δ", "rel Δ", "CI", "level", "p", "p corr",
+            "W/T/L", "verdict")
+_LEVELS = {"holm": "each row's Holm step-down level", "bonferroni": "the Bonferroni level",
+           "bh": "the false-coverage-rate level of BH", "none": "the uncorrected level",
+           "tukey-hsd": "the simultaneous level"}
+
+
+def _end(value: float, digits: int) -> str:
+    if math.isinf(value):
+        return "+∞" if value > 0 else "−∞"
+    return f"{value:+.{digits}f}"
+
+
+def interval_text(row: ComparisonRow, digits: int = 4) -> str:
+    """``[low, high]`` of the row's interval (the one its verdict agrees with)."""
+    return f"[{_end(row.ci_low, digits)}, {_end(row.ci_high, digits)}]"
+
+
+def level_text(row: ComparisonRow) -> str:
+    """The row's confidence level as a percentage (e.g. ``98.33%``)."""
+    return f"{row.ci_level * 100:.4g}%"
+
+
+def interval_caption(c: Comparison) -> str:
+    """How the intervals were built and at what level, for a table's header."""
+    methods = list(dict.fromkeys(r.ci_method for r in c.rows)) or ["randomization"]
+    labels = "; ".join(INTERVAL_LABELS.get(m, m) for m in methods)
+    return (f"interval: {labels}, at {_LEVELS.get(c.correction, c.correction)} "
+            "(excludes 0 exactly when the verdict is better/worse)")
 
 
 def _pct(value: float | None) -> str:
@@ -37,7 +67,7 @@ def _cells(c: Comparison, row: ComparisonRow, marks: str) -> list[str]:
     system = row.candidate if c.pairs == "baseline" else f"{row.candidate} vs {row.baseline}"
     return [
         system + marks, f"{r.mean_b:.4f}", f"{r.mean_a:.4f}", f"{r.difference:+.4f}",
-        _pct(r.relative_difference), f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]",
+        _pct(r.relative_difference), interval_text(row), level_text(row),
         _p(r.p_value), _p(row.p_corrected), f"{row.wins}/{row.ties}/{row.losses}", _verdict(row),
     ]
 
@@ -60,9 +90,8 @@ def _footnotes(c: Comparison, measure: str) -> tuple[list[tuple[ComparisonRow, s
 
 def _title(c: Comparison, measure: str) -> str:
     corr = c.correction if c.pairs == "baseline" else "Tukey HSD"
-    level = round(c.confidence_level * 100)
     return (f"{measure}: baseline {c.baseline}, {c.n_topics} topics, {c.test} test, "
-            f"{level}% CI, p corrected by {corr}, α = {c.alpha:g}")
+            f"p corrected by {corr}, α = {c.alpha:g}; {interval_caption(c)}")
 
 
 def comparison_tables(c: Comparison) -> list[tuple[Table, list[str]]]:
@@ -112,13 +141,14 @@ def _short_verdict(row: ComparisonRow) -> str:
 def comparison_compact_table(c: Comparison) -> tuple[Table, list[str]]:
     """All measures in one narrow table (for ``rankproof eval``), with its notes."""
     styles = {"better": "green", "worse": "bold red", "no detectable difference": ""}
-    level = round(c.confidence_level * 100)
     corr = c.correction if c.pairs == "baseline" else "Tukey HSD"
-    table = Table(title=f"vs {c.baseline}: {c.test} test, {level}% CI, p corrected by {corr}, "
-                        f"α = {c.alpha:g}", title_justify="left", box=box.SIMPLE_HEAD,
+    table = Table(title=f"vs {c.baseline}: {c.test} test, p corrected by {corr}, "
+                        f"α = {c.alpha:g}; {interval_caption(c)}",
+                  title_justify="left", box=box.SIMPLE_HEAD,
                   padding=(0, 1), pad_edge=False, collapse_padding=True, show_edge=False)
     for h, just in (("measure", "left"), ("stage", "left"), ("mean", "right"), ("Δ", "right"),
-                    (f"{level}% CI", "left"), ("p corr", "right"), ("W/T/L", "right"),
+                    ("CI", "left"), ("level", "right"), ("p corr", "right"),
+                    ("W/T/L", "right"),
                     ("verdict", "left")):
         table.add_column(h, justify=just, no_wrap=True)  # type: ignore[arg-type]
     notes: list[str] = []
@@ -134,7 +164,7 @@ def comparison_compact_table(c: Comparison) -> tuple[Table, list[str]]:
             label = row.candidate + (f" [{','.join(marks)}]" if marks else "")
             table.add_row(measure, label,
                           f"{r.mean_a:.4f}", f"{r.difference:+.4f}",
-                          f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}]", _p(row.p_corrected),
+                          interval_text(row, 3), level_text(row), _p(row.p_corrected),
                           f"{row.wins}/{row.ties}/{row.losses}", _short_verdict(row),
                           style=styles[row.verdict])
     footer = [f"[{i}] {n}" for i, n in enumerate(notes, 1)]

@@ -8,7 +8,9 @@ or equal-length arrays (positional). Every result is a frozen dataclass with
 
 The default comparison is :func:`paired_test` with the sign-flip
 :func:`randomization_test`; :func:`paired_t` is reported beside it;
-:func:`bootstrap_ci` gives the interval; :func:`correct` adjusts a family of
+:func:`paired_interval` gives the interval that agrees with the test (the
+test inverted over shifts; :func:`bootstrap_ci` the percentile bootstrap
+beside it); :func:`correct` adjusts a family of
 p-values (Holm by default). :func:`wilcoxon` and :func:`sign_test` exist for
 comparison with other tools, never as defaults.
 
@@ -31,7 +33,21 @@ from rankproof.stats._cost import (
     paired_test_cost,
     tukey_cost,
 )
-from rankproof.stats._paired import TESTS, PairedResult, TestName, paired_test
+from rankproof.stats._interval import (
+    INTERVAL_LABELS,
+    INTERVAL_METHODS,
+    IntervalMethod,
+    PairedInterval,
+    paired_interval,
+)
+from rankproof.stats._paired import (
+    BOOTSTRAP_P,
+    TEST_INTERVALS,
+    TESTS,
+    PairedResult,
+    TestName,
+    paired_test,
+)
 from rankproof.stats._parametric import (
     SignTestResult,
     TTestResult,
@@ -62,14 +78,20 @@ from rankproof.stats._validate import (
 )
 
 __all__ = [
+    "BOOTSTRAP_P",
     "CORRECTIONS",
+    "INTERVAL_LABELS",
+    "INTERVAL_METHODS",
     "OPERATIONS_PER_SECOND",
     "TESTS",
+    "TEST_INTERVALS",
     "BootstrapResult",
     "Correction",
     "Cost",
     "DetectionTable",
+    "IntervalMethod",
     "PairComparison",
+    "PairedInterval",
     "PairedResult",
     "PairedScores",
     "RandomizationResult",
@@ -88,6 +110,7 @@ __all__ = [
     "correct",
     "detection_table",
     "nearest_rank",
+    "paired_interval",
     "paired_scores",
     "paired_t",
     "paired_test",

@@ -100,17 +100,29 @@ def bootstrap_cost(n: int, resamples: int, batch: int | None = None,
 
 def paired_test_cost(n: int, test: str, ci_method: str | None, resamples: int,
                      batch: int | None = None) -> Cost:
-    """`rankproof.stats.paired_test`: the interval's bootstrap, then the test itself."""
-    method = ci_method or ("t" if test == "t" else "percentile")
-    interval = (NOTHING if method == "t"
-                else bootstrap_cost(n, resamples, batch, studentized=method == "studentized"))
+    """`rankproof.stats.paired_test`: the percentile bootstrap reported beside every test,
+    the test's own interval (inverting it costs a second pass of the test), then the test."""
+    method = ci_method or {"t": "t", "bootstrap": "percentile", "wilcoxon": "wilcoxon",
+                           "sign": "sign"}.get(test, "randomization")
+    boot = (bootstrap_cost(n, resamples, batch)
+            if test in ("randomization", "bootstrap") or method in (
+                "randomization", "percentile", "studentized") else NOTHING)
+    sort = Cost(n * max(1.0, math.log2(max(n, 2))), 8.0 * n)
+    if method == "randomization":
+        interval = randomization_cost(n, resamples, batch)
+    elif method == "studentized":
+        interval = bootstrap_cost(n, resamples, batch, studentized=True)
+    elif method in ("wilcoxon", "sign"):
+        interval = Cost(128 * sort.operations, sort.memory_bytes)  # two bisections on the test
+    else:  # t, or the percentile bootstrap already counted
+        interval = NOTHING
     if test == "randomization":
         tested = randomization_cost(n, resamples, batch)
     elif test == "bootstrap":
         tested = bootstrap_cost(n, resamples, batch, keep=3)
     else:  # t, wilcoxon, sign: a sort at most
-        tested = Cost(n * max(1.0, math.log2(max(n, 2))), 8.0 * n)
-    return interval.then(tested)
+        tested = sort
+    return boot.then(interval).then(tested)
 
 
 def tukey_cost(queries: int, systems: int, resamples: int, batch: int | None = None) -> Cost:

@@ -10,8 +10,14 @@ import numpy as np
 
 from rankproof._errors import InputError
 from rankproof.measures import Measure
-from rankproof.stats._bootstrap import _bootstrap, bootstrap_means
+from rankproof.stats._bootstrap import bootstrap_means
 from rankproof.stats._cost import check_cost, paired_test_cost
+from rankproof.stats._interval import (
+    INTERVAL_METHODS,
+    IntervalMethod,
+    interval_bounds,
+    percentile_bounds,
+)
 from rankproof.stats._parametric import sign_test, t_interval, wilcoxon
 from rankproof.stats._power import _power, _queries_needed
 from rankproof.stats._randomization import TIE_RTOL, sign_flip_count
@@ -32,8 +38,14 @@ from rankproof.stats._validate import (
 
 TestName = Literal["randomization", "t", "bootstrap", "wilcoxon", "sign"]
 TESTS: tuple[str, ...] = ("randomization", "t", "bootstrap", "wilcoxon", "sign")
-CIMethod = Literal["t", "percentile", "studentized"]
-CI_METHODS: tuple[str, ...] = ("t", "percentile", "studentized")
+CIMethod = IntervalMethod
+CI_METHODS = INTERVAL_METHODS
+#: The interval each test reports by default: the test itself, inverted.
+TEST_INTERVALS: dict[str, str] = {"randomization": "randomization", "t": "t",
+                                  "bootstrap": "percentile", "wilcoxon": "wilcoxon",
+                                  "sign": "sign"}
+BootstrapP = Literal["centred", "asl"]
+BOOTSTRAP_P: tuple[str, ...] = ("centred", "asl")
 
 #: Power and queries-needed in a PairedResult are for this two-sided level and target.
 POWER_ALPHA = 0.05
@@ -49,14 +61,21 @@ class PairedResult(Result):
     * ``mean_a``, ``mean_b``; ``difference = mean(d) = mean_a − mean_b``;
       ``relative_difference = difference / mean_b`` (None when ``mean_b``
       is 0).
-    * ``ci_low``/``ci_high``: a two-sided ``confidence_level`` interval for
-      ``difference`` by ``ci_method`` ("t", "percentile" or "studentized"
-      bootstrap), whatever ``alternative`` the test used.
+    * ``ci_low``/``ci_high``: a two-sided ``confidence_level`` interval by
+      ``ci_method`` — by default the test itself inverted over shifts
+      (`rankproof.stats.paired_interval`), so that at ``confidence_level =
+      1 − α`` it excludes 0 exactly when ``p_value ≤ α`` (two-sided). For
+      "wilcoxon"/"sign" it is an interval for the (pseudo-)median difference,
+      not the mean; ``INTERVAL_LABELS[ci_method]`` says which.
+    * ``bootstrap_low``/``bootstrap_high``: the percentile bootstrap interval
+      at the same level, reported beside it whenever anything is resampled (labelled as such; it is
+      what rankproof showed before intervals followed the test, and it
+      under-covers on few queries).
     * ``p_value`` of ``test`` against ``alternative``; ``statistic`` is the
       test's own statistic (mean difference for randomization and
       bootstrap, t, Wilcoxon's W, or the number of wins for the sign test).
-    * ``resamples``/``seed``: what the resampling (test or bootstrap
-      interval) used; None when nothing was random. ``exact`` is True when
+    * ``resamples``/``seed``: what the resampling (test or intervals) used;
+      None when nothing was random (a t or rank test with its own interval). ``exact`` is True when
       the randomization test enumerated all ``2^n`` sign vectors instead
       of drawing ``resamples`` of them (because ``2^n ≤ resamples``).
     * ``wins``/``ties``/``losses``: queries with ``d > 0``, ``d == 0``,
@@ -94,6 +113,9 @@ class PairedResult(Result):
     power: float | None
     queries_needed: int | None
     measure: str | None = None
+    bootstrap_low: float | None = None
+    bootstrap_high: float | None = None
+    bootstrap_p: str | None = None
 
     def significant(self, alpha: float = 0.05) -> bool:
         """``p_value ≤ alpha`` (uncorrected; see :func:`correct` for families of tests)."""
@@ -109,6 +131,7 @@ def paired_test(
     alternative: Alternative = "two-sided",
     confidence_level: float = 0.95,
     ci_method: CIMethod | None = None,
+    bootstrap_p: BootstrapP = "centred",
     resamples: int = 10_000,
     seed: int = 0,
     batch: int | None = None,
@@ -116,32 +139,38 @@ def paired_test(
     """Compare system a with system b on the same queries, and report everything.
 
     ``test`` picks the p-value: "randomization" (default; sign-flip on the
-    mean difference), "t" (paired t-test), "bootstrap" (the bootstrap
-    distribution of the mean difference, recentred at 0 under the null:
+    mean difference), "t" (paired t-test), "bootstrap", "wilcoxon" or "sign"
+    (available for comparison; they test another null, see their
+    docstrings). The bootstrap p-value is ``bootstrap_p``: "centred"
+    (default: the bootstrap distribution recentred at 0 under the null,
     ``p = (r + 1)/(B + 1)`` with ``r`` the resampled deviations at least as
-    extreme as the observed difference), "wilcoxon" or "sign" (available
-    for comparison; they test another null, see their docstrings).
+    extreme as the observed difference) or "asl" (the achieved significance
+    level of groundkit and Efron–Tibshirani: twice the smaller share of
+    resampled means on either side of 0, ``2(min(#≤0, #≥0) + 1)/(B + 1)``,
+    which agrees with the percentile interval's verdict).
 
-    The interval is the t-interval for ``test="t"`` and the percentile
-    bootstrap otherwise, unless ``ci_method`` says otherwise. It is always
-    two-sided. The same ``seed`` drives both the test and the bootstrap
-    interval; ``batch`` only bounds memory.
+    The interval is the test inverted (``TEST_INTERVALS``: the randomization
+    test's own interval, the t interval, the percentile bootstrap for the
+    bootstrap test, the Hodges–Lehmann / median intervals for the rank
+    tests) unless ``ci_method`` says otherwise; the percentile bootstrap is
+    always reported beside it. It is always two-sided. The same ``seed``
+    drives the test and the intervals; ``batch`` only bounds memory.
     """
     pairs = paired_scores(a, b, measure)
     test = check_choice(test, "test", TESTS)  # type: ignore[assignment]
     alternative = check_alternative(alternative)
     confidence_level = check_probability(confidence_level, "confidence_level")
-    if ci_method is None:
-        ci_method = "t" if test == "t" else "percentile"
-    ci_method = check_choice(ci_method, "ci_method", CI_METHODS)  # type: ignore[assignment]
+    method: str = check_choice(TEST_INTERVALS[test] if ci_method is None else ci_method,
+                               "ci_method", CI_METHODS)
+    bootstrap_p = check_choice(bootstrap_p, "bootstrap_p", BOOTSTRAP_P)  # type: ignore[assignment]
     resamples = check_int(resamples, "resamples", 1)
     seed = check_seed(seed)
     batch = check_batch(batch)
     n = pairs.n
-    if n < 2 and (test == "t" or ci_method in ("t", "studentized")):
+    if n < 2 and (test == "t" or method in ("t", "studentized")):
         raise InputError(f"the t-test and t/studentized intervals need at least 2 queries; got {n}")
-    check_cost(paired_test_cost(n, test, ci_method, resamples, batch),
-               described(f"paired_test ({test}, {ci_method} interval)", resamples, batch, n),
+    check_cost(paired_test_cost(n, test, method, resamples, batch),
+               described(f"paired_test ({test}, {method} interval)", resamples, batch, n),
                knobs="resamples (or batch)", field="resamples")
 
     d = pairs.differences
@@ -150,28 +179,32 @@ def paired_test(
     sd = float(d.std(ddof=1)) if n > 1 else math.nan
     wins = int(np.count_nonzero(d > 0))
     losses = int(np.count_nonzero(d < 0))
-    random = False
     exact = False
 
-    if ci_method == "t":
-        _, _, _, ci_low, ci_high = t_interval(d, "two-sided", confidence_level)
-        boot = None
+    alpha = 1.0 - confidence_level
+    # The percentile bootstrap rides along whenever something is resampled anyway; a t or
+    # rank test with its own (deterministic) interval stays free of randomness.
+    random = test in ("randomization", "bootstrap") or method in (
+        "randomization", "percentile", "studentized")
+    boot_low, boot_high = (percentile_bounds(d, alpha, "two-sided", resamples, seed, batch)
+                           if random else (None, None))
+    if method == "percentile":
+        assert boot_low is not None and boot_high is not None
+
+        ci_low, ci_high = boot_low, boot_high
     else:
-        boot = _bootstrap(d, ci_method, confidence_level, resamples, seed, batch, pairs.measure)
-        ci_low, ci_high = boot.ci_low, boot.ci_high
-        random = True
+        ci_low, ci_high, _ = interval_bounds(d, method, alpha, "two-sided", resamples,
+                                             seed, batch)
 
     if test == "randomization":
         count, total, exact = sign_flip_count(d, alternative, resamples, seed, batch)
         p = count / total if exact else (count + 1) / (total + 1)
         statistic = mean_d
-        random = True
     elif test == "t":
         statistic, p, _, _, _ = t_interval(d, alternative, confidence_level)
     elif test == "bootstrap":
-        p = _bootstrap_p(d, mean_d, alternative, resamples, seed, batch)
+        p = _bootstrap_p(d, mean_d, alternative, resamples, seed, batch, bootstrap_p)
         statistic = mean_d
-        random = True
     elif test == "wilcoxon":
         w = wilcoxon(pairs.a, pairs.b, alternative=alternative)
         statistic, p = w.statistic, w.p_value
@@ -197,7 +230,7 @@ def paired_test(
         relative_difference=mean_d / mean_b if mean_b != 0.0 else None,
         ci_low=float(ci_low),
         ci_high=float(ci_high),
-        ci_method=ci_method,
+        ci_method=method,
         confidence_level=confidence_level,
         p_value=min(1.0, float(p)),
         statistic=float(statistic),
@@ -213,14 +246,27 @@ def paired_test(
         power=pw,
         queries_needed=needed,
         measure=pairs.measure,
+        bootstrap_low=boot_low,
+        bootstrap_high=boot_high,
+        bootstrap_p=bootstrap_p if test == "bootstrap" else None,
     )
 
 
 def _bootstrap_p(
-    d: FloatArray, observed: float, alternative: str, resamples: int, seed: int, batch: int | None
+    d: FloatArray, observed: float, alternative: str, resamples: int, seed: int,
+    batch: int | None, kind: str = "centred",
 ) -> float:
-    """Bootstrap p-value: resampled means, centred on the observed mean, vs the observed mean."""
+    """Bootstrap p-value: "centred" (resampled means recentred at 0 vs the observed mean)
+    or "asl" (the share of resampled means on the far side of 0, ``(r + 1)/(B + 1)``)."""
     means, _ = bootstrap_means(d, resamples, seed, batch, studentized=False)
+    if kind == "asl":
+        below = int(np.count_nonzero(means <= 0.0))
+        above = int(np.count_nonzero(means >= 0.0))
+        if alternative == "greater":
+            return float((below + 1) / (resamples + 1))
+        if alternative == "less":
+            return float((above + 1) / (resamples + 1))
+        return float(min(1.0, 2.0 * (min(below, above) + 1) / (resamples + 1)))
     centred = means - observed
     gamma = TIE_RTOL * max(abs(observed), float(np.abs(d).mean()))
     if alternative == "greater":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -11,6 +12,7 @@ import numpy as np
 from rankproof._errors import InputError, PairingError
 from rankproof.measures import Measure, PerQuery
 from rankproof.stats._cost import check_cost, tukey_cost
+from rankproof.stats._interval import accept_count
 from rankproof.stats._randomization import TIE_RTOL
 from rankproof.stats._results import Result
 from rankproof.stats._validate import (
@@ -19,6 +21,7 @@ from rankproof.stats._validate import (
     _shown,
     check_batch,
     check_int,
+    check_probability,
     check_seed,
     described,
     rows_per_batch,
@@ -43,6 +46,13 @@ class TukeyHSDResult(Result):
     ``comparisons`` holds every pair ``(systems[i], systems[j])``, ``i < j``.
     The p-values are already adjusted for the all-pairs family (they
     control the family-wise error rate); do not correct them again.
+
+    ``critical_difference`` is the half-width of the simultaneous
+    ``1 − alpha`` intervals ``difference ± critical_difference`` (in the
+    measure's units): the smallest range of means the resamples make rare
+    enough, so a pair's interval excludes 0 exactly when its p-value is at
+    most ``alpha``. It is infinite when no pair can reach ``alpha`` with
+    this many resamples.
     """
 
     systems: tuple[str, ...]
@@ -52,6 +62,17 @@ class TukeyHSDResult(Result):
     resamples: int
     seed: int
     measure: str | None = None
+    alpha: float = 0.05
+    critical_difference: float = math.inf
+
+    def interval(self, a: str, b: str) -> tuple[float, float]:
+        """The simultaneous ``1 − alpha`` interval for ``mean(a) − mean(b)``."""
+        means = dict(zip(self.systems, self.means, strict=True))
+        if a not in means or b not in means or a == b:
+            raise KeyError(f"no comparison of {a!r} with {b!r} "
+                           f"(systems: {', '.join(self.systems)})")
+        diff = means[a] - means[b]
+        return diff - self.critical_difference, diff + self.critical_difference
 
     def p_value(self, a: str, b: str) -> float:
         """The adjusted p-value of the pair ``{a, b}`` (either order)."""
@@ -153,6 +174,7 @@ def tukey_hsd_randomized(
     resamples: int = 10_000,
     seed: int = 0,
     batch: int | None = None,
+    alpha: float = 0.05,
 ) -> TukeyHSDResult:
     """Randomized Tukey HSD over every pair of systems (Carterette, TOIS 2012).
 
@@ -171,12 +193,14 @@ def tukey_hsd_randomized(
     ``measure=``); every system must cover the same queries
     (:class:`~rankproof.PairingError` otherwise). Systems and queries are
     sorted by name, so the result does not depend on their order; ``batch``
-    (resamples at a time) does not change it either.
+    (resamples at a time) does not change it either. ``alpha`` sets the
+    level of the simultaneous intervals (``critical_difference``).
     """
     systems, qids, matrix = _score_matrix(scores, measure)
     resamples = check_int(resamples, "resamples", 1)
     seed = check_seed(seed)
     batch = check_batch(batch)
+    alpha = check_probability(alpha, "alpha")
     q, m = matrix.shape
     check_cost(tukey_cost(q, m, resamples, batch),
                described(f"tukey_hsd_randomized of {m} systems", resamples, batch, q),
@@ -206,7 +230,13 @@ def tukey_hsd_randomized(
                     p_value=min(1.0, (r + 1) / (resamples + 1)),
                 )
             )
+    # The pair is significant when at most k resamples reach its range (p ≤ alpha), i.e.
+    # when its range exceeds the (k+1)-th largest resampled range.
+    k = accept_count(lambda c: (c + 1) / (resamples + 1), resamples, alpha) - 1
+    critical = math.inf if k < 0 else float(ranges[resamples - 1 - k]) / q
     return TukeyHSDResult(
+        alpha=alpha,
+        critical_difference=critical,
         systems=systems,
         means=tuple(float(s) / q for s in sums),
         comparisons=tuple(comparisons),
