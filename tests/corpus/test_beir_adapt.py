@@ -218,9 +218,12 @@ REJECTIONS: list[tuple[str, dict[str, Any], str]] = [
      "<TAB>score'"),
     ("empty relevant document", {"corpus": [*CORPUS, doc("blank", "")],
                                  "qrels": [("q1", "blank", 1)]},
-     "document 'blank' is judged relevant but has no text"),
+     # issue 10: empty documents and queries are refused on reading, judged or not
+     # (tests/corpus/test_beir_seed_rules.py), so the message names the corpus line
+     "corpus.jsonl, line 5, field 'text': document 'blank' has no text"),
     ("empty judged query", {"queries": [*QUERIES, {"_id": "q5", "text": " "}],
-                            "qrels": [("q5", "d1", 1)]}, "query 'q5' is judged but has no text"),
+                            "qrels": [("q5", "d1", 1)]},
+     "queries.jsonl, line 5, field 'text': query 'q5' has no text"),
     ("duplicate query id", {"queries": [*QUERIES, {"_id": "q1", "text": "again"}]},
      "queries.jsonl, line 5, field '_id': duplicate query id 'q1'"),
     ("invalid JSON", {"corpus": [*CORPUS, "not json"]}, "corpus.jsonl, line 5: invalid JSON"),

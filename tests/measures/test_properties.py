@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.measures._helpers import evaluate
 
+from rankproof._errors import InputError
 from rankproof.data._model import Qrels, Run
 from rankproof.measures import Measure, PerQuery, parse
 
@@ -253,18 +254,22 @@ def reference_order(docs: Mapping[str, float], ranks: Mapping[str, int] | None =
 def test_rank_column_decides_with_order_rank(
     data: tuple[Labels, Scores], rng: random.Random, presorted: bool,
 ) -> None:
-    """order="rank": rank column first, then score, then docid (descending, byte-wise).
+    """order="rank": the rank column decides, whatever the scores say.
 
-    Ranks are drawn with repeats, so they tie often and unrelated to the scores.
-    ``presorted`` hands the rows over already sorted by (topic, rank), with ties
-    in random order: the evaluator's no-sort fast path must still break them.
+    Ranks are a random permutation of 1..n (or 0..n-1) per topic, unrelated to
+    the scores (repeated or missing ranks are refused since issue 10: see
+    tests/data/test_rank_order_rules.py). ``presorted`` hands the rows over
+    already sorted by (topic, rank): the evaluator's no-sort fast path.
     The expected ranking is written as scores (-position) and evaluated by score.
     order="score" must ignore the rank column.
     """
     qrels, run = data
-    rank_of: dict[str, dict[str, int]] = {
-        t: {d: rng.randint(1, max(1, len(docs) // 2)) for d in docs} for t, docs in run.items()
-    }
+    rank_of: dict[str, dict[str, int]] = {}
+    for t, docs in run.items():
+        base = rng.randint(0, 1)
+        slots = list(range(base, base + len(docs)))
+        rng.shuffle(slots)
+        rank_of[t] = dict(zip(docs, slots, strict=True))
     rows = [(t, d, s) for t, docs in run.items() for d, s in docs.items()]
     rng.shuffle(rows)
     if presorted:
@@ -301,10 +306,14 @@ def test_presorted_runs_rank_like_shuffled_ones(
         evaluate(q, Run.from_dict(expected), MEASURES).values)
 
 
-def test_rank_ties_fall_back_to_score_then_docid() -> None:
+def test_equal_ranks_are_refused_whatever_the_scores() -> None:
+    # Until issue 10 equal ranks fell back to score, then docid; a repeated rank is
+    # now refused (seed 003's cross-check), so no tie-break is ever left to guess.
     qrels = {"q": {"b": 1}}
-    # Equal ranks: the higher score goes first; equal scores too: greater docid first.
-    for scores, expected in (([1.0, 2.0], 1.0), ([2.0, 1.0], 0.5), ([1.0, 1.0], 0.5)):
+    for scores in ([1.0, 2.0], [2.0, 1.0], [1.0, 1.0]):
         ranked = Run.from_columns(["q", "q"], ["c", "b"], np.array(scores), [1, 1])
-        rr = evaluate(Qrels.from_dict(qrels), ranked, "RR", order="rank").column("RR")
-        assert rr.tolist() == [expected], scores
+        with pytest.raises(InputError, match="rank 1 is repeated"):
+            evaluate(Qrels.from_dict(qrels), ranked, "RR", order="rank")
+    ranked = Run.from_columns(["q", "q"], ["c", "b"], np.array([1.0, 2.0]), [1, 2])
+    rr = evaluate(Qrels.from_dict(qrels), ranked, "RR", order="rank").column("RR")
+    assert rr.tolist() == [0.5]

@@ -4,7 +4,7 @@ collections (Cranfield, CISI, Vaswani, the bundled golden corpus) and the BEIR a
 Run and qrels formats are `rankproof.data`'s; a corpus reads its qrels through it.
 """
 
-from rankproof.corpus._beir_adapt import BeirAdaptation, adapt_beir
+from rankproof.corpus._beir_adapt import BeirAdaptation, adapt_beir, find_adaptation
 from rankproof.corpus._collections import (
     COLLECTIONS,
     Collection,
@@ -14,6 +14,7 @@ from rankproof.corpus._collections import (
     read_vaswani,
 )
 from rankproof.corpus._corpus import DOCUMENT_SUFFIXES, Chunk, Corpus, Document, read_corpus
+from rankproof.corpus._grades import graded_qrels
 from rankproof.corpus._judgments import (
     Gold,
     JudgedQuery,
@@ -34,7 +35,9 @@ __all__ = [
     "JudgedQuery",
     "Judgments",
     "adapt_beir",
+    "find_adaptation",
     "golden_corpus",
+    "graded_qrels",
     "load_collection",
     "read_corpus",
     "read_glasgow",

@@ -8,12 +8,23 @@ BEIR (Thakur et al., 2021) ships ``corpus.jsonl`` (``_id``, ``title``,
     OUT/judgments.jsonl       one row per query with a positive judgment
 
 so that ``read_corpus(OUT / "docs")`` and ``read_judgments(OUT /
-"judgments.jsonl", corpus)`` load it. BEIR judges whole documents, so each
-gold quote is the whole document text: document-level relevance expressed
-in the span vocabulary (at chunk granularity every chunk of a relevant
-document is relevant). Only positive rows (score > 0) become gold; grades
-above 1 are flattened to "relevant" and kept per query in ``meta.grades``.
-Every query becomes category ``normal``.
+"judgments.jsonl", corpus)`` load it (``layout="groundkit"`` names the
+documents folder ``corpus/`` instead, groundkit's layout; `find_adaptation`
+finds either). BEIR judges whole documents, so each gold quote is the whole
+document text: document-level relevance expressed in the span vocabulary
+(at chunk granularity every chunk of a relevant document is relevant). Only
+positive rows (score > 0) become gold. **Grades are kept**: when some score
+is above 1, the row's ``meta.grades`` maps each gold document to its BEIR
+score, and `graded_qrels` (what ``rankproof eval`` reads) gives those
+grades back as relevance labels, so graded nDCG is BEIR's own. Every query
+becomes category ``normal``.
+
+**Empty text** is refused, judged or not, naming the file, line and field:
+a document whose title and text are both blank (it has no chunks, so it
+could never be retrieved nor quoted) and a query
+whose text is blank (it would be searched as nothing). This is groundkit's
+rule; no exception is made for unjudged rows, because an empty row is a
+broken download, not a choice.
 
 **Ids.** A document id becomes a file name, so it is untrusted input
 (DESIGN.md invariant 8): it must be a single, portable path component — not
@@ -30,9 +41,11 @@ trailing dot or space: BEIR's dbpedia-entity ids look like
 checked out on Linux, macOS and Windows. In the judgments the document id is
 the file's relative path, ``<portable_stem(doc_id)>.txt``.
 Query ids must be kebab-case lowercase in judgments; a BEIR query id that
-already is stays as it is, any other becomes ``<slug>-<8 hex of sha256(id)>``
-(a pure function of the id alone, so the mapping does not depend on file
-order), and every row keeps the original in ``source_id``.
+already is stays as it is. With ``query_ids="rename"`` (the default) any
+other becomes ``<slug>-<8 hex of sha256(id)>`` (a pure function of the id
+alone, so the mapping does not depend on file order), and every row keeps
+the original in ``source_id``; ``query_ids="refuse"`` refuses a judged query
+whose id is not kebab-case instead (groundkit's rule), listing them.
 
 **Atomicity** (invariant 6). Everything is read and validated before a
 byte is written: unsafe or colliding ids, duplicate ids, qrels rows naming
@@ -58,7 +71,7 @@ import tempfile
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path, PureWindowsPath
-from typing import Any
+from typing import Any, Literal
 
 from rankproof._errors import InputError
 from rankproof._io import PathLike, current_umask, pause_before_rename
@@ -68,6 +81,11 @@ from rankproof.corpus._judgments import QUERY_ID_PATTERN
 from rankproof.data import Input, read_jsonl, read_qrels_rows
 
 DOC_SUFFIX = ".txt"
+Layout = Literal["rankproof", "groundkit"]
+QueryIdPolicy = Literal["rename", "refuse"]
+DOCS_FOLDER: dict[str, str] = {"rankproof": "docs", "groundkit": "corpus"}
+"""The documents folder of each output layout (the judgments are ``judgments.jsonl`` in both)."""
+JUDGMENTS_FILE = "judgments.jsonl"
 _WINDOWS_RESERVED = frozenset(
     {"con", "prn", "aux", "nul", "conin$", "conout$"}
     | {f"com{i}" for i in "123456789¹²³"}
@@ -84,11 +102,16 @@ _MAX_NAME_BYTES = 255
 class BeirAdaptation:
     """What :func:`adapt_beir` wrote.
 
-    ``queries_without_positives`` counts queries of ``queries.jsonl`` that
-    have no positive row in the split (not written); ``renamed_queries``
-    counts query ids that were not kebab-case and were mapped (the original
-    is in each row's ``source_id``); ``graded`` is True when some positive
-    score was above 1 (flattened to relevant; kept in ``meta.grades``).
+    ``documents`` counts every document written; ``queries`` the queries with
+    a positive judgment (one judgments row each); ``positives`` the positive
+    (query, document) pairs; ``characters`` the characters of all documents
+    as written. ``queries_without_positives`` counts queries of
+    ``queries.jsonl`` that have no positive row in the split (not written);
+    ``renamed_queries`` counts query ids that were not kebab-case and were
+    mapped (the original is in each row's ``source_id``); ``graded`` is True
+    when some positive score was above 1 (the grades are in ``meta.grades``
+    and `graded_qrels` keeps them). ``source`` is the BEIR folder,
+    ``docs_dir`` and ``judgments_path`` what was written under ``out``.
     """
 
     out: Path
@@ -99,6 +122,11 @@ class BeirAdaptation:
     queries_without_positives: int
     renamed_queries: int
     graded: bool
+    source: Path = Path()
+    docs_dir: Path = Path()
+    judgments_path: Path = Path()
+    characters: int = 0
+    layout: Layout = "rankproof"
 
 
 def unsafe_component_reason(name: str) -> str | None:
@@ -236,8 +264,11 @@ def _read_corpus_rows(path: Path) -> dict[str, tuple[int, str]]:
         folded[key] = (doc_id, lineno)
         title = _text_field(row, "title", path, lineno)
         body = _text_field(row, "text", path, lineno)
-        text = f"{title}\n\n{body}" if title.strip() else body
-        docs[doc_id] = (lineno, normalise_text(text))
+        text = normalise_text(f"{title}\n\n{body}" if title.strip() else body)
+        if not text.strip():
+            raise InputError(f"document {shown(doc_id)} has no text (title and text are both "
+                             "empty or blank)", path=str(path), line=lineno, field="text")
+        docs[doc_id] = (lineno, text)
     return docs
 
 
@@ -253,7 +284,11 @@ def _read_query_rows(path: Path) -> dict[str, tuple[int, str]]:
         if qid in queries:
             raise InputError(f"duplicate query id {shown(qid)} (first on line {queries[qid][0]})",
                              path=str(path), line=lineno, field="_id")
-        queries[qid] = (lineno, _text_field(row, "text", path, lineno))
+        text = _text_field(row, "text", path, lineno)
+        if not text.strip():
+            raise InputError(f"query {shown(qid)} has no text (empty or blank)", path=str(path),
+                             line=lineno, field="text")
+        queries[qid] = (lineno, text)
     return queries
 
 
@@ -277,14 +312,7 @@ def _read_split(
                              f"{seen[qid, docid]})", path=str(path), line=lineno,
                              field="corpus-id")
         seen[qid, docid] = lineno
-        if score > 0:
-            if not docs[docid][1]:
-                raise InputError(f"document {shown(docid)} is judged relevant but has no text, so "
-                                 "it cannot be quoted", path=str(path), line=lineno,
-                                 field="corpus-id")
-            if not queries[qid][1].strip():
-                raise InputError(f"query {shown(qid)} is judged but has no text", path=str(path),
-                                 line=lineno, field="query-id")
+        if score > 0:  # documents and queries with no text were refused on reading
             positives.setdefault(qid, {})[docid] = score
     if not positives:
         raise InputError("the split has no positive judgments (score > 0)", path=str(path))
@@ -294,15 +322,30 @@ def _read_split(
 # -- writing ------------------------------------------------------------------
 
 
-_ADAPTATION = frozenset({"docs", "judgments.jsonl"})
+def find_adaptation(folder: PathLike) -> tuple[Path, Path] | None:
+    """``(documents folder, judgments file)`` when ``folder`` holds an adaptation, else None.
+
+    An adaptation is exactly what `adapt_beir` writes, in either layout: a
+    ``judgments.jsonl`` file beside a ``docs/`` (or groundkit's ``corpus/``)
+    folder and nothing else. ``rankproof eval OUT`` uses it so that a folder
+    written by ``rankproof adapt beir`` needs no ``--judgments``.
+    """
+    root = Path(folder)
+    if root.is_symlink() or not root.is_dir():
+        return None
+    judgments = root / JUDGMENTS_FILE
+    for docs_name in DOCS_FOLDER.values():
+        docs = root / docs_name
+        if ({p.name for p in root.iterdir()} == {docs_name, JUDGMENTS_FILE}
+                and docs.is_dir() and not docs.is_symlink()
+                and judgments.is_file() and not judgments.is_symlink()):
+            return docs, judgments
+    return None
 
 
 def _is_adaptation(out: Path) -> bool:
-    """Whether ``out`` holds exactly what an adaptation writes (docs/ and judgments.jsonl)."""
-    docs, judgments = out / "docs", out / "judgments.jsonl"
-    return ({p.name for p in out.iterdir()} == _ADAPTATION
-            and docs.is_dir() and not docs.is_symlink()
-            and judgments.is_file() and not judgments.is_symlink())
+    """Whether ``out`` holds exactly what an adaptation writes (see `find_adaptation`)."""
+    return find_adaptation(out) is not None
 
 
 def _check_out(out: Path, overwrite: bool = False) -> None:
@@ -318,8 +361,8 @@ def _check_out(out: Path, overwrite: bool = False) -> None:
                                  "replaces a previous adaptation)", path=str(out))
             if not _is_adaptation(out):
                 raise InputError("the output directory is not empty and is not a previous "
-                                 "adaptation (docs/ and judgments.jsonl only), so --force does "
-                                 "not replace it", path=str(out))
+                                 "adaptation (docs/ or corpus/, and judgments.jsonl only), so "
+                                 "--force does not replace it", path=str(out))
 
 
 def _contained(path: Path, root: Path) -> Path:
@@ -331,7 +374,7 @@ def _contained(path: Path, root: Path) -> Path:
 
 
 def _write_out(out_dir: Path, docs: dict[str, tuple[int, str]], rows: list[dict[str, Any]],
-               overwrite: bool) -> None:
+               overwrite: bool, docs_name: str = "docs") -> None:
     """Build the output in a temporary sibling folder, then rename it into place.
 
     On any failure — an `OSError`, or a signal the CLI turns into an
@@ -349,7 +392,7 @@ def _write_out(out_dir: Path, docs: dict[str, tuple[int, str]], rows: list[dict[
                                     dir=out_dir.parent))
         os.chmod(tmp, 0o777 & ~current_umask())
         root = tmp.resolve()
-        docs_root = _contained(tmp / "docs", root)
+        docs_root = _contained(tmp / docs_name, root)
         docs_root.mkdir()
         for doc_id, (_, text) in docs.items():
             target = _contained(docs_root / (doc_id + DOC_SUFFIX), docs_root)
@@ -360,7 +403,7 @@ def _write_out(out_dir: Path, docs: dict[str, tuple[int, str]], rows: list[dict[
             # file system would turn a collision into an overwrite).
             with open(target, "xb") as fh:
                 fh.write(text.encode("utf-8"))
-        with open(_contained(tmp / "judgments.jsonl", root), "x", encoding="utf-8",
+        with open(_contained(tmp / JUDGMENTS_FILE, root), "x", encoding="utf-8",
                   newline="\n") as fh:
             for row in rows:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -394,25 +437,40 @@ def _write_out(out_dir: Path, docs: dict[str, tuple[int, str]], rows: list[dict[
 
 
 def adapt_beir(src: PathLike, out: PathLike, *, split: str = "test",
-               overwrite: bool = False) -> BeirAdaptation:
+               overwrite: bool = False, layout: Layout = "rankproof",
+               query_ids: QueryIdPolicy = "rename") -> BeirAdaptation:
     """Convert the BEIR folder ``src`` into ``out/docs/*.txt`` + ``out/judgments.jsonl``.
 
     See the module docstring for the rules. Raises `InputError` (with file,
     line and field) before anything is written; ``out`` must not exist, or be
     an empty directory — or, with ``overwrite``, a previous adaptation
-    (exactly ``docs/`` and ``judgments.jsonl``), which is replaced as a
-    whole. Any other non-empty folder is never deleted.
+    (exactly ``docs/`` or ``corpus/``, and ``judgments.jsonl``), which is
+    replaced as a whole. Any other non-empty folder is never deleted.
+
+    ``layout="groundkit"`` writes the documents to ``out/corpus/`` (groundkit's
+    layout) instead of ``out/docs/``; nothing else changes. ``query_ids``:
+    ``"rename"`` maps a judged query id that is not kebab-case to one that is
+    (original kept in ``source_id``); ``"refuse"`` refuses such ids, listing
+    them (groundkit's rule).
     """
     src_dir, out_dir = Path(src), Path(out)
     reason = unsafe_component_reason(split)
     if reason is not None:
         raise InputError(f"split {shown(split)} {reason}", field="split")
+    if layout not in DOCS_FOLDER:
+        raise InputError(f"layout must be one of {', '.join(DOCS_FOLDER)}, got {shown(layout)}",
+                         field="layout")
+    if query_ids not in ("rename", "refuse"):
+        raise InputError(f"query_ids must be 'rename' or 'refuse', got {shown(query_ids)}",
+                         field="query_ids")
     if not src_dir.is_dir():
         raise InputError("expected a BEIR folder", path=str(src_dir))
     _check_out(out_dir, overwrite)
     docs = _read_corpus_rows(src_dir / "corpus.jsonl")
     queries = _read_query_rows(src_dir / "queries.jsonl")
     positives = _read_split(src_dir / "qrels" / f"{split}.tsv", docs, queries)
+    if query_ids == "refuse":
+        _refuse_renames(positives, queries, src_dir / "queries.jsonl")
 
     rows = []
     mapped: dict[str, str] = {}
@@ -436,10 +494,28 @@ def adapt_beir(src: PathLike, out: PathLike, *, split: str = "test",
                                       for d, s in judged.items()}}
         rows.append(row)
     _check_out(out_dir, overwrite)  # again: reading took time, and the folder may have changed
-    _write_out(out_dir, {portable_stem(d): v for d, v in docs.items()}, rows, overwrite)
+    docs_name = DOCS_FOLDER[layout]
+    _write_out(out_dir, {portable_stem(d): v for d, v in docs.items()}, rows, overwrite,
+               docs_name)
     return BeirAdaptation(
         out=out_dir, split=split, documents=len(docs), queries=len(rows),
         positives=sum(len(j) for j in positives.values()),
         queries_without_positives=len(queries) - len(positives),
         renamed_queries=sum(1 for new, old in mapped.items() if new != old), graded=graded,
+        source=src_dir, docs_dir=out_dir / docs_name, judgments_path=out_dir / JUDGMENTS_FILE,
+        characters=sum(len(text) for _, text in docs.values()), layout=layout,
     )
+
+
+def _refuse_renames(positives: dict[str, dict[str, int]], queries: dict[str, tuple[int, str]],
+                    path: Path) -> None:
+    """``query_ids="refuse"``: every judged query id must already be kebab-case lowercase."""
+    bad = sorted((queries[q][0], q) for q in positives if not QUERY_ID_PATTERN.match(q))
+    if bad:
+        listed = ", ".join(shown(q) for _, q in bad[:10]) + (" …" if len(bad) > 10 else "")
+        raise InputError(
+            f"{len(bad)} judged query id(s) are not kebab-case lowercase ([a-z0-9] words "
+            f"joined by '-'): {listed}; rename them in the BEIR files, or let the adapter "
+            "map them (query_ids='rename', the default)",
+            path=str(path), line=bad[0][0], field="_id",
+        )

@@ -167,10 +167,13 @@ def read_jsonl_run(
             fast_scores = np.array(fast[2], dtype=np.float64)
             if (np.abs(fast_scores) >= 10.0 ** _limits.MAX_INT_DIGITS).any():
                 raise OverflowError  # maybe an integer too long: the careful pass decides
+            # Lines only when there are ranks: `order="rank"` checks them after reading.
             return Run.from_columns(
                 fast[0], fast[1], fast_scores,
                 None if fast[3] is None else np.array(fast[3], dtype=np.int64),
                 name=run_name, source=source, dedupe=dedupe,
+                locator=None if fast[3] is None else line_locator(
+                    [i for i, line in enumerate(split_lines(text), 1) if line.strip()]),
             )
         except (InputError, OverflowError):
             pass  # the line-by-line pass below says where

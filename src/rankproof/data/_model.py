@@ -50,6 +50,11 @@ def _encode_ids(values: pa.Array) -> tuple[npt.NDArray[np.int32], pa.Array]:
     return codes, vocab
 
 
+def _kept_rows_locator(locator: RowLocator, kept: npt.NDArray[np.int64]) -> RowLocator:
+    """The locator of a run whose rows are ``kept`` rows of the file (after dedupe)."""
+    return lambda row: locator(int(kept[row]))
+
+
 def _check_ids(values: pa.Array, what: str, source: str | None, locator: RowLocator | None) -> None:
     if values.null_count:
         row = int(np.flatnonzero(to_numpy(pc.is_null(values)))[0])
@@ -134,6 +139,9 @@ class Run:
     dedupe: Dedupe | None = None
     n_dropped_duplicates: int = 0
     notes: tuple[str, ...] = field(default=())
+    locator: RowLocator | None = field(default=None, repr=False)
+    """Row index -> line in ``source`` (set by file readers), for errors found after
+    reading, such as `ranked_order`'s rank-column check."""
 
     # -- construction -----------------------------------------------------
     @classmethod
@@ -204,12 +212,22 @@ class Run:
             docids = docids.take(idx)
             scores = scores[keep]
             ranks = ranks[keep] if ranks is not None else None
+            if locator is not None:
+                locator = _kept_rows_locator(locator, np.flatnonzero(keep))
         qid_codes, qid_vocab = _compact_vocab(qid_codes, qid_vocab)
         return cls(
             name=name, qid_codes=qid_codes, qid_vocab=qid_vocab, docids=docids,
             scores=scores, ranks=ranks, tag=tag, source=source, dedupe=dedupe,
-            n_dropped_duplicates=dropped, notes=notes,
+            n_dropped_duplicates=dropped, notes=notes, locator=locator,
         )
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle without the locator (a closure over the reader's line table)."""
+        return {**self.__dict__, "locator": None}
+
+    def line_of(self, row: int) -> int | None:
+        """The line of ``source`` that row ``row`` was read from, when a reader recorded it."""
+        return _locate(self.locator, row)
 
     @classmethod
     def from_dict(

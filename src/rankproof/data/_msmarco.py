@@ -27,6 +27,7 @@ from rankproof.data._trec import (
     _Lines,
     _parse_int,
     int_refusal,
+    lazy_line_locator,
 )
 
 MSMARCO_COLUMNS = ("qid", "docid", "rank")
@@ -62,7 +63,8 @@ def read_msmarco_run(
         ranks = columns.pop("rank")
         try:
             return Run.from_columns(columns.pop("qid"), columns.pop("docid"), _scores(ranks),
-                                    ranks, name=run_name, source=source, dedupe=dedupe)
+                                    ranks, name=run_name, source=source, dedupe=dedupe,
+                                    locator=lazy_line_locator(src, MSMARCO_COLUMNS))
         except InputError:
             pass  # the careful path below reports it with its line number
     rows, lines = _Lines(src, MSMARCO_COLUMNS, extra_columns).rows()

@@ -2,8 +2,17 @@
 
 Within each query, documents are ordered by score descending and ties are
 broken by docid **descending, byte-wise** (trec_eval's ``comp_sim_docno``).
-With ``order="rank"`` the file's rank column decides, and score then docid
-break its ties. The rank column is otherwise ignored.
+The rank column is otherwise ignored.
+
+With ``order="rank"`` the file's rank column decides, so it must be a
+ranking: within each query the ranks are distinct and contiguous, ``1..n``
+(or ``0..n-1``: Terrier writes 0-based ranks). A repeated rank or a gap
+would leave the order to a tie-break the file never stated, so
+:func:`check_ranks` refuses it, naming the file, the line, the query and the
+rank (the cross-check rule of the RAG evaluation protocol, seed 003). Every
+evaluation in rank order — `evaluate`, `compare`, the CLI's ``--order rank``
+in ``measure`` and ``compare`` — comes through `ranked_order`, which runs that
+one check. Fusion alone reads ranks as written (``strict=False``; see there).
 
 Run files are nearly always written in this order already, so the common
 case is a linear check and no sort at all; only rows whose scores tie need
@@ -22,6 +31,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from rankproof._errors import InputError
+from rankproof._limits import shown
 from rankproof.data._model import Run
 from rankproof.data._strings import arrow_indices, order_words
 
@@ -76,8 +86,14 @@ class RankedOrder:
         return inverse[rows]
 
 
-def ranked_order(run: Run, order: Order = "score") -> RankedOrder:
-    """Compute (or confirm) trec_eval's ranking of ``run``; see the module docstring."""
+def ranked_order(run: Run, order: Order = "score", *, strict: bool = True) -> RankedOrder:
+    """Compute (or confirm) trec_eval's ranking of ``run``; see the module docstring.
+
+    ``strict=False`` skips `check_ranks` under ``order="rank"``, for fusion
+    only: pyserini's fusion reads the rank column as written, gaps included,
+    and `rankproof.retrieval.fuse` reproduces its fixtures byte for byte.
+    Evaluation always checks.
+    """
     if order not in ("score", "rank"):
         raise InputError(f"order must be 'score' or 'rank', got {order!r}", field="order")
     q = run.qid_codes
@@ -86,6 +102,8 @@ def ranked_order(run: Run, order: Order = "score") -> RankedOrder:
     if order == "rank" and run.ranks is None:
         raise InputError("order='rank' needs a rank column, and this run has none",
                          path=run.source, field="rank")
+    if order == "rank" and strict:
+        check_ranks(run)
     boundary = q[1:] != q[:-1]
     contiguous = int(boundary.sum()) + 1 == len(run.qid_vocab)
     if order == "score":
@@ -120,6 +138,69 @@ def ranked_order(run: Run, order: Order = "score") -> RankedOrder:
     starts = np.concatenate(([0], np.flatnonzero(boundary) + 1)).astype(np.int64)
     return RankedOrder(rows=rows, starts=starts, n_slots=n, n_ties=n_ties,
                        resorted=rows is not None)
+
+
+def check_ranks(run: Run) -> None:
+    """Refuse a rank column that is not a ranking: within each query the ranks must be
+    distinct and contiguous from 1 (or from 0), i.e. exactly ``1..n`` or ``0..n-1``.
+
+    Raises `InputError` naming the run's file and the line of the first offending
+    row in file order (when the reader recorded lines), with the query, docid and
+    rank. Linear when the rows are stored query by query in rank order (the usual
+    file); one sort otherwise.
+    """
+    r = run.ranks
+    if r is None:
+        raise InputError("order='rank' needs a rank column, and this run has none",
+                         path=run.source, field="rank")
+    q = run.qid_codes
+    n = len(r)
+    rows = np.arange(n, dtype=np.int64)
+    boundary = q[1:] != q[:-1]
+    if int(boundary.sum()) + 1 == len(run.qid_vocab) and not np.any(
+            (r[1:] < r[:-1]) & ~boundary):
+        order = None
+        qs, rs = q, r
+    else:
+        order = np.lexsort((rows, r, q)).astype(np.int64)
+        qs, rs = q[order], r[order]
+        boundary = qs[1:] != qs[:-1]
+    starts = np.concatenate(([0], np.flatnonzero(boundary) + 1)).astype(np.int64)
+    lengths = np.diff(np.concatenate((starts, [n])))
+    expected = np.repeat(np.where(rs[starts] == 0, 0, 1), lengths) + (
+        rows - np.repeat(starts, lengths))
+    bad = rs != expected
+    if not bad.any():
+        return
+    slot_row = rows if order is None else order
+    repeated = np.zeros(n, dtype=bool)
+    repeated[1:] = (rs[1:] == rs[:-1]) & ~boundary
+    if repeated.any():
+        slot = int(np.flatnonzero(repeated)[np.argmin(slot_row[repeated])])
+        row, earlier = int(slot_row[slot]), int(slot_row[slot - 1])
+        where = run.line_of(earlier)
+        problem = (f"rank {int(rs[slot])} is repeated (also on "
+                   f"{'line ' + str(where) if where is not None else 'row ' + str(earlier + 1)})")
+    else:
+        # The first slot of each query where the ranks leave 1..n (or 0..n-1).
+        topic = np.repeat(np.arange(len(starts)), lengths)
+        bad_slots = np.flatnonzero(bad)
+        _, first_bad = np.unique(topic[bad_slots], return_index=True)
+        candidates = bad_slots[first_bad]
+        slot = int(candidates[np.argmin(slot_row[candidates])])
+        row = int(slot_row[slot])
+        if slot == starts[topic[slot]]:
+            problem = f"ranks must start at 1 (or 0), and the lowest is {int(rs[slot])}"
+        else:
+            problem = (f"rank {int(expected[slot])} is missing (the ranks of a query must be "
+                       f"contiguous; the next one here is {int(rs[slot])})")
+    qid = run.qid_vocab[int(q[row])].as_py()
+    docid = run.docids[row].as_py()
+    raise InputError(
+        "order='rank' (--order rank) needs distinct, contiguous ranks per query: "
+        f"query {shown(qid)}, document {shown(docid)}: {problem}",
+        path=run.source, line=run.line_of(row), field="rank",
+    )
 
 
 def _break_ties(

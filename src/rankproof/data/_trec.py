@@ -235,6 +235,7 @@ def read_trec_run(
             return Run.from_columns(
                 columns.pop("qid"), columns.pop("docid"), columns.pop("score"),
                 columns.pop("rank"), name=run_name, tag=tag, source=source, dedupe=dedupe,
+                locator=lazy_line_locator(src, _RUN_COLUMNS),
             )
         except InputError:
             pass  # the careful path below reports it with its line number
@@ -257,6 +258,25 @@ def read_trec_run(
         name=run_name, tag=tag, source=source, dedupe=dedupe, locator=line_locator(lines),
         notes=notes,
     )
+
+
+def lazy_line_locator(src: Input, names: Sequence[str]) -> Callable[[int], int] | None:
+    """Row -> line for a run the fast path read (it keeps no line numbers).
+
+    The careful pass runs only if an error found after reading (the rank
+    check of ``order="rank"``) asks for a line; it splits rows exactly as the
+    fast path did (`_fast_agrees`). Standard input is not read twice: None.
+    """
+    if src.path is None:
+        return None
+    found: list[list[int]] = []
+
+    def locate(row: int) -> int:
+        if not found:
+            found.append(_Lines(src, names, "ignore").rows()[1])
+        return found[0][row]
+
+    return locate
 
 
 def parse_ranks(texts: list[str], lines: list[int]) -> tuple[np.ndarray | None, tuple[str, ...]]:

@@ -154,7 +154,7 @@ def fuse(
     doc_parts: list[pa.Array] = []
     values: list[npt.NDArray[np.float64]] = []
     for i, run in enumerate(runs):
-        ro = ranked_order(run, order)
+        ro = ranked_order(run, order, strict=False)  # ranks as written (pyserini)
         rows = ro.row_ids(len(run))
         keep = ro.positions < depth
         rows = rows[keep]
