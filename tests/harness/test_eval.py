@@ -43,10 +43,11 @@ def test_report_shape_and_baseline_first() -> None:
     report = _fast_report()
     assert [s.name for s in report.stages] == ["bm25", "dense", "fusion"]
     assert report.baseline == "bm25" and report.schema_version == 2
-    assert report.measures == ["R@1", "R@5", "R@10", "RR@10", "nDCG@10"]
+    assert report.measures == ["R@1", "Success@1", "R@5", "Success@5", "R@10", "Success@10",
+                               "RR@10", "nDCG@10"]
     assert report.inputs.documents >= 40 and report.inputs.queries >= 60
     assert {c.candidate for c in report.comparisons} == {"dense", "fusion"}
-    assert len(report.comparisons) == 2 * 5
+    assert len(report.comparisons) == 2 * 8
     for stage in report.stages:
         assert set(stage.per_query) == set(report.stage("bm25").per_query)
         mean = sum(v["nDCG@10"] for v in stage.per_query.values()) / len(stage.per_query)

@@ -1,14 +1,23 @@
-"""``rankproof compare``: paired significance for every candidate against a baseline."""
+"""``rankproof compare``: paired significance for every candidate against a baseline.
+
+``rankproof compare stages REPORT.json --baseline A --candidate B`` compares two
+stages of a saved eval report instead. It is dispatched by the word ``stages``
+in first position (`CompareCommand`), because ``compare`` itself takes files
+as positional arguments: a qrels file literally named ``stages`` is written
+``./stages``.
+"""
 
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 import typer
+from typer.core import TyperCommand
 
-from rankproof.cli._app import EXIT_FAILED, app, err_console, error_boundary
+from rankproof.cli._app import EXIT_FAILED, app, err_console, error_boundary, readable
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import (
     DedupeChoice,
@@ -26,7 +35,7 @@ from rankproof.cli._runs import (
     topics_option,
     write_output,
 )
-from rankproof.comparison import Pairs
+from rankproof.comparison import Comparison, Pairs
 from rankproof.comparison import compare as run_compare
 from rankproof.report.compare import comparison_markdown, comparison_tables
 from rankproof.report.console import make_console, plain, print_table
@@ -47,7 +56,44 @@ else:
     CompareFormat = choices("CompareFormat", FORMATS)
 
 
-@app.command()
+STAGES_WORD = "stages"
+"""First argument that makes ``rankproof compare`` compare two stages of a saved report."""
+
+
+class CompareCommand(TyperCommand):
+    """``compare``, or ``compare stages`` when the first argument is the word ``stages``."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None,
+                     **extra: Any) -> Any:
+        if args and args[0] == STAGES_WORD:
+            return _stages_command().make_context(f"{info_name} {STAGES_WORD}", args[1:],
+                                                  parent=parent, **extra)
+        return super().make_context(info_name, args, parent=parent, **extra)
+
+
+def _print_comparison(result: Comparison, fmt: str) -> None:
+    """The comparison on standard output as ``fmt`` (table, json or md); caveats to stderr."""
+    if fmt == "json":
+        typer.echo(json.dumps(result.to_dict(), indent=2))
+    elif fmt == "md":
+        typer.echo(comparison_markdown(result))
+    else:
+        console = make_console()
+        for table, notes in comparison_tables(result):
+            print_table(console, table)
+            for note in notes:
+                console.print(plain(note))
+            console.print()
+        for cav in result.caveats:
+            line = plain("note", style="yellow")
+            line.append_text(plain(f": {cav}"))
+            err_console.print(line)
+
+
+@app.command(cls=CompareCommand,
+             epilog="Two stages of a saved eval report: rankproof compare stages REPORT.json "
+                    "--baseline STAGE --candidate STAGE (see compare stages --help). A qrels "
+                    "file named 'stages' is written ./stages.")
 @error_boundary
 def compare(
     qrels: Path = qrels_argument(),
@@ -97,25 +143,66 @@ def compare(
     )
     if output is not None:
         write_output(output, result.to_json() + "\n")
-    fmt = str(fmt)
-    if fmt == "json":
-        typer.echo(json.dumps(result.to_dict(), indent=2))
-    elif fmt == "md":
-        typer.echo(comparison_markdown(result))
-    else:
-        console = make_console()
-        for table, notes in comparison_tables(result):
-            print_table(console, table)
-            for note in notes:
-                console.print(plain(note))
-            console.print()
-        for cav in result.caveats:
-            line = plain("note", style="yellow")
-            line.append_text(plain(f": {cav}"))
-            err_console.print(line)
+    _print_comparison(result, str(fmt))
     if fail_on_regression and result.regressions:
         worse = ", ".join(f"{r.candidate} on {r.measure}" for r in result.regressions)
         line = plain("regression:", style="bold red")
         line.append_text(plain(f" significantly worse: {worse}"))
         err_console.print(line)
         raise typer.Exit(EXIT_FAILED)
+
+
+@error_boundary
+def compare_stages(
+    report: Path = typer.Argument(..., metavar="REPORT",
+                                  help="A rankproof eval report (JSON; - is standard input)."),
+    baseline: str = typer.Option(..., "--baseline", metavar="STAGE",
+                                 help="The stage compared against."),
+    candidate: str = typer.Option(..., "--candidate", metavar="STAGE",
+                                  help="The stage compared with it."),
+    measures: list[str] | None = typer.Option(
+        None, "-m", "--measure", metavar="MEASURE",
+        help="Measure(s) to compare, among those the report stored (default: all). "
+             "Repeatable."),
+    test: TestChoice | None = typer.Option(None, "--test",
+                                           help="Paired test (default: the report's)."),
+    alpha: float | None = typer.Option(None, "--alpha",
+                                       help="Family-wise significance level (default: the "
+                                            "report's)."),
+    correction: CorrectionChoice | None = typer.Option(
+        None, "--correction", help="Multiple-comparison correction (default: the report's)."),
+    resamples: int | None = typer.Option(None, "--resamples", metavar="N",
+                                         help="Resamples (default: the report's)."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed (default: the report's)."),
+    fmt: CompareFormat = typer.Option("table", "--format", "-f", help="Output format."),
+    output: Path | None = typer.Option(None, "--json", "-o", "--output", metavar="PATH",
+                                       help="Also write the comparison as JSON here. - is "
+                                            "standard output."),
+    force: bool = force_option(),
+) -> None:
+    """Compare two stages of a saved eval report from its stored per-query values.
+
+    Nothing is retrieved again: the rows pair the two stages' per-query values
+    by query id, one row per measure, corrected together, with the report's
+    test, resamples and seed unless given.
+    """
+    from rankproof.harness import compare_report_stages, read_report
+
+    guard_outputs([(output, "rankproof.comparison")], [report], force=force)
+    result = compare_report_stages(
+        read_report(report), baseline=baseline, candidate=candidate, measures=measures or None,
+        test=None if test is None else str(test), alpha=alpha,
+        correction=None if correction is None else str(correction), resamples=resamples,
+        seed=seed)
+    if output is not None:
+        write_output(output, result.to_json() + "\n")
+    _print_comparison(result, str(fmt))
+
+
+@cache
+def _stages_command() -> Any:
+    """``compare stages`` as a click command (built on first use, with readable help)."""
+    stages_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False,
+                             rich_markup_mode=None)
+    stages_app.command(STAGES_WORD)(compare_stages)
+    return readable(typer.main.get_command(stages_app))

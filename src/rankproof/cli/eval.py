@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich import box
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -24,13 +23,12 @@ from rankproof._io import commit_all
 from rankproof.cli._app import app, err_console, error_boundary
 from rankproof.cli._outputs import STDIN, force_option, guard_outputs
 from rankproof.cli._runs import choices
-from rankproof.corpus import COLLECTIONS, DOCUMENT_SUFFIXES
+from rankproof.corpus import COLLECTIONS, DOCUMENT_SUFFIXES, find_adaptation
 from rankproof.harness import (
     DEFAULT_EVAL_MEASURES,
     STAGES,
     EvalConfig,
     EvalInputs,
-    EvalReport,
     beir_inputs,
     collection_inputs,
     directory_inputs,
@@ -40,6 +38,7 @@ from rankproof.harness import (
 from rankproof.measures import resolve_measures
 from rankproof.report.compare import comparison_compact_table, comparison_markdown
 from rankproof.report.console import make_console, plain, print_table
+from rankproof.report.eval import eval_tables
 
 DEFAULT_OUTPUT = Path("evals/results/latest.json")
 
@@ -78,29 +77,17 @@ def _inputs(corpus: Path | None, judgments: Path | None, collection: CollectionN
         return beir_inputs(beir, split, g, chunk_size, overlap)  # type: ignore[arg-type]
     if corpus is not None:
         if judgments is None:
-            raise typer.BadParameter("CORPUS_DIR needs --judgments JUDGMENTS.jsonl")
+            # A folder written by `rankproof adapt beir` carries its own judgments.
+            found = find_adaptation(corpus)
+            if found is None:
+                raise typer.BadParameter("CORPUS_DIR needs --judgments JUDGMENTS.jsonl (unless "
+                                         "it is a folder written by `rankproof adapt beir`)")
+            return directory_inputs(found[0], found[1], g, chunk_size,  # type: ignore[arg-type]
+                                    overlap, name=corpus.resolve().name, complete=False)
         return directory_inputs(corpus, judgments, g, chunk_size, overlap)  # type: ignore[arg-type]
     if judgments is not None:
         raise typer.BadParameter("--judgments needs CORPUS_DIR")
     return golden_inputs(g, chunk_size, overlap)  # type: ignore[arg-type]
-
-
-def stage_table(report: EvalReport) -> Table:
-    table = Table(title=plain(f"{report.inputs.name}: {report.inputs.scored_queries} scored "
-                              f"queries, {report.inputs.chunks} chunks, "
-                              f"{report.inputs.granularity} granularity"),
-                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
-                  collapse_padding=True, show_edge=False)
-    table.add_column("stage", style="bold", no_wrap=True)
-    for m in report.measures:
-        table.add_column(m, justify="right", no_wrap=True)
-    for col in ("p50 ms", "p95 ms", "p99 ms"):
-        table.add_column(col, justify="right", no_wrap=True)
-    for s in report.stages:
-        lat = s.latency
-        table.add_row(s.name, *[f"{s.means[m]:.4f}" for m in report.measures],
-                      f"{lat.p50:.1f}", f"{lat.p95:.1f}", f"{lat.p99:.1f}")
-    return table
 
 
 def _plan(inputs: EvalInputs, config: EvalConfig, outputs: list[Path]) -> Table:
@@ -192,10 +179,12 @@ def eval_command(
     stages: str = typer.Option("bm25,dense,fusion", "--stages", metavar="STAGE,...",
                                help=f"Comma-separated: {','.join(STAGES)} (bm25 first)."),
     measures: list[str] | None = typer.Option(None, "-m", "--measure", metavar="MEASURE",
-                                              help="Measures (default R@1 R@5 R@10 RR@10 "
-                                                   "nDCG@10)."),
+                                              help="Measures (default "
+                                                   f"{' '.join(DEFAULT_EVAL_MEASURES)})."),
     granularity: Granularity | None = typer.Option(
-        None, "--granularity", help="chunk (default) or document (default for --collection)."),
+        None, "--granularity",
+        help="chunk (default) or document (default for --collection, --beir and a folder "
+             "written by `adapt beir`: BEIR's own, comparable to published BEIR numbers)."),
     chunk_size: int = typer.Option(800, "--chunk-size", help="Chunk size in characters."),
     overlap: int = typer.Option(100, "--overlap", help="Chunk overlap in characters."),
     embedder: EmbedderOpt = typer.Option(
@@ -216,9 +205,12 @@ def eval_command(
 ) -> None:
     """Run BM25 / dense / fusion / rerank over a corpus and compare each with BM25."""
     outputs = _outputs(output)
-    _guard(outputs, corpus, judgments, collection, data_root, beir, split, force)
-    gran = str(granularity) if granularity else ("document" if collection is not None
-                                                 else "chunk")
+    adapted = find_adaptation(corpus) if corpus is not None and judgments is None else None
+    _guard(outputs, corpus, judgments or (adapted[1] if adapted else None), collection,
+           data_root, beir, split, force)
+    # Document-level judgments (a collection's, BEIR's) are scored by document by default.
+    by_document = collection is not None or beir is not None or adapted is not None
+    gran = str(granularity) if granularity else ("document" if by_document else "chunk")
     config = EvalConfig(
         stages=tuple(s.strip() for s in stages.split(",") if s.strip()),
         measures=tuple(measures) if measures else DEFAULT_EVAL_MEASURES,
@@ -246,7 +238,12 @@ def eval_command(
         if comparison is not None:
             typer.echo(comparison_markdown(comparison))
     else:
-        print_table(console, stage_table(report))
+        for n, (table, notes) in enumerate(eval_tables(report)):
+            if n:
+                console.print()
+            print_table(console, table)
+            for note in notes:
+                console.print(plain(note))
         if comparison is not None:
             console.print()
             table, notes = comparison_compact_table(comparison)

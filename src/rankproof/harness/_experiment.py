@@ -8,6 +8,10 @@ nearest-rank percentiles of per-query wall-clock time.
 Granularity ``document`` collapses each stage's chunk ranking to the distinct
 documents in first-seen order before scoring, so a document counts once, at
 the rank of its best chunk.
+
+Each stage also gets its means per judgment category and, from every query's
+top retrieval score, the threshold-free abstention AUROC (answerable against
+no-answer queries; see `rankproof.harness.bootstrap_auroc`).
 """
 
 from __future__ import annotations
@@ -27,6 +31,13 @@ import numpy as np
 from rankproof._errors import ConfigError, InputError
 from rankproof.comparison import Comparison, compare_evaluated, family_cost, judged_measure
 from rankproof.data import Run, ranked_order
+from rankproof.harness._breakdown import (
+    INCOMPLETE_REASON,
+    abstention,
+    category_results,
+    score_basis,
+    top_scores,
+)
 from rankproof.harness._inputs import EvalInputs
 from rankproof.harness._provenance import (
     digest_json,
@@ -60,7 +71,10 @@ from rankproof.retrieval import (
 from rankproof.stats import CORRECTIONS, TESTS, nearest_rank
 
 STAGES = ("bm25", "dense", "fusion", "rerank")
-DEFAULT_EVAL_MEASURES = ("R@1", "R@5", "R@10", "RR@10", "nDCG@10")
+DEFAULT_EVAL_MEASURES = ("R@1", "Success@1", "R@5", "Success@5", "R@10", "Success@10", "RR@10",
+                         "nDCG@10")
+"""trec recall (R@k: the share of the relevant chunks found) beside the hit rate (Success@k:
+was any relevant chunk found, what seed 002 calls recall@k), then RR@10 and nDCG@10."""
 Progress = Callable[[str], None]
 
 
@@ -261,17 +275,41 @@ def _chunk_depth(inputs: EvalInputs, config: EvalConfig) -> int:
     return min(depth, len(inputs.corpus.chunks))
 
 
+def _answerable(inputs: EvalInputs) -> tuple[list[str], list[str], str | None]:
+    """Queries run with a relevant judgment, those without, and why the split cannot serve
+    abstention (None when it can)."""
+    q = inputs.qrels
+    topics = q.topics
+    relevant = {topics[c] for c in np.unique(q.qid_codes[q.rels >= 1]).tolist()}
+    run = [qid for qid, _ in inputs.queries]
+    answerable = [qid for qid in run if qid in relevant]
+    no_answer = [qid for qid in run if qid not in relevant]
+    return answerable, no_answer, None if inputs.complete_judgments else INCOMPLETE_REASON
+
+
 def _stage_result(name: str, out: StageOutput, full: PerQuery, measures: Sequence[Measure],
-                  judged_ms: Sequence[Measure]) -> StageResult:
+                  judged_ms: Sequence[Measure], inputs: EvalInputs,
+                  config: EvalConfig) -> StageResult:
     pq = full.select(measures)
+    per_query = {q: {str(m): float(v) for m, v in zip(measures, row, strict=True)}
+                 for q, row in zip(pq.qids, pq.values.tolist(), strict=True)}
+    # The chunk ranking's top score, also at document granularity, where the collapsed
+    # run's scores are ranks.
+    top = top_scores(out.run, [qid for qid, _ in inputs.queries])
+    answerable, no_answer, reason = _answerable(inputs)
     return StageResult(
         name=name, config=dict(out.config), notes=list(out.notes),
         means={str(m): pq.mean(m) for m in measures},
-        per_query={q: {str(m): float(v) for m, v in zip(measures, row, strict=True)}
-                   for q, row in zip(pq.qids, pq.values.tolist(), strict=True)},
+        per_query=per_query,
         latency=latency_summary(dict(out.latency_ms)),
         latency_ms={q: float(v) for q, v in out.latency_ms.items()},
         judged={str(j): full.mean(j) for j in judged_ms},
+        categories=category_results(per_query, inputs.query_categories,
+                                    [str(m) for m in measures]),
+        top_scores=top,
+        abstention=abstention(top, answerable, no_answer, basis=score_basis(out.config),
+                              reason=reason, resamples=config.resamples, seed=config.seed,
+                              confidence_level=1.0 - config.alpha),
     )
 
 
@@ -314,15 +352,19 @@ def run_experiment(inputs: EvalInputs, config: EvalConfig,
             seed=config.seed, positives_only=not bool((inputs.qrels.rels <= 0).any()),
             complete_judgments=inputs.complete_judgments)
         comparison = dataclasses.replace(comparison, rel_level=1, topics="complete")
-    stage_results = [_stage_result(name, outputs[name], tables[name], measures, judged_ms)
-                     for name in runs]
+    stage_results = [_stage_result(name, outputs[name], tables[name], measures, judged_ms,
+                                   inputs, config) for name in runs]
     caveats = list(dict.fromkeys(
         [*inputs.notes, *(n for o in outputs.values() for n in o.notes),
          *(comparison.caveats if comparison is not None else ())]
     ))
     if inputs.no_answer:
+        scored_abstention = any(s.abstention is not None and s.abstention.auroc is not None
+                                for s in stage_results)
         caveats.append(f"{len(inputs.no_answer)} query(ies) without relevance judgments "
-                       "(no-answer or unjudged) are run but not scored by retrieval measures")
+                       "(no-answer or unjudged) are run but not scored by retrieval measures"
+                       + ("; their top scores are scored by the abstention AUROC"
+                          if scored_abstention else ""))
     config_dict = config.as_dict()
     commit, dirty = git_state()
     report = EvalReport(
@@ -340,6 +382,7 @@ def run_experiment(inputs: EvalInputs, config: EvalConfig,
             overlap=inputs.corpus.overlap, granularity=inputs.granularity,
             queries=len(inputs.queries), scored_queries=len(inputs.qrels.topics),
             no_answer_queries=list(inputs.no_answer), categories=dict(inputs.categories),
+            query_categories=dict(inputs.query_categories),
         ),
         measures=[str(m) for m in measures],
         baseline="bm25",

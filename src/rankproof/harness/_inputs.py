@@ -6,7 +6,14 @@ Three sources share one shape:
   golden corpus), whose quotes resolve to chunks;
 * a classic collection (Cranfield, CISI, Vaswani) with document-level qrels,
   graded where the collection is;
-* a BEIR folder, read through the BEIR adapter's validation.
+* a BEIR folder, read through the BEIR adapter's validation (or a folder the
+  adapter wrote).
+
+BEIR judges whole documents, on a scale where the dataset has one, and its
+published numbers rank documents: so judgments read from BEIR keep their
+grades (`graded_qrels`), and at chunk granularity — every chunk of a relevant
+document relevant, the ideal ranking holding all of them — the inputs carry
+`CHUNK_CAVEAT`, stamped on the report and printed.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from rankproof.corpus import (
     Judgments,
     adapt_beir,
     golden_corpus,
+    graded_qrels,
     load_collection,
     read_corpus,
     read_judgments,
@@ -32,6 +40,13 @@ from rankproof.corpus import (
 from rankproof.data import Qrels
 
 Granularity = Literal["chunk", "document"]
+
+CHUNK_CAVEAT = (
+    "chunk granularity on document-level judgments (BEIR): every chunk of a relevant "
+    "document counts as relevant and the ideal ranking holds all of them, so these numbers "
+    "are not comparable to published BEIR numbers, which rank documents "
+    "(--granularity document is)"
+)
 
 
 @dataclass(frozen=True)
@@ -50,6 +65,8 @@ class EvalInputs:
     notes: tuple[str, ...] = ()
     complete_judgments: bool = False
     """True when every unlisted chunk is known non-relevant (quote-anchored judgments)."""
+    query_categories: dict[str, str] = field(default_factory=dict)
+    """qid -> judgment category (normal, ambiguous, no_answer, adversarial), when known."""
 
     @property
     def chunk_doc(self) -> dict[str, str]:
@@ -57,15 +74,26 @@ class EvalInputs:
         return {c.id: c.doc_id for c in self.corpus.chunks}
 
 
+def document_level(judgments: Judgments, corpus: Corpus) -> bool:
+    """Whether every gold quote is its whole document (judgments converted from BEIR)."""
+    golds = [g for q in judgments.queries for g in q.gold]
+    return bool(golds) and all(
+        g.start == 0 and g.end == len(corpus.document(g.doc).text) for g in golds)
+
+
 def from_judgments(name: str, corpus: Corpus, judgments: Judgments, granularity: Granularity,
                    source: str | None = None, complete: bool = True) -> EvalInputs:
+    """Inputs from quote-anchored judgments; graded where the judgments carry grades."""
     queries = tuple((q.query_id, q.query) for q in judgments.queries)
     cats = Counter(q.category for q in judgments.queries)
+    notes = (CHUNK_CAVEAT,) if granularity == "chunk" and document_level(judgments,
+                                                                          corpus) else ()
     return EvalInputs(
         name=name, source=source, corpus=corpus, queries=queries,
-        qrels=judgments.to_qrels(corpus, granularity), granularity=granularity,
+        qrels=graded_qrels(judgments, corpus, granularity), granularity=granularity,
         judgments_digest=judgments.digest, no_answer=tuple(judgments.no_answer),
-        categories=dict(sorted(cats.items())), complete_judgments=complete,
+        categories=dict(sorted(cats.items())), notes=notes, complete_judgments=complete,
+        query_categories={q.query_id: q.category for q in judgments.queries},
     )
 
 
@@ -75,11 +103,13 @@ def golden_inputs(granularity: Granularity, chunk_size: int, overlap: int) -> Ev
 
 
 def directory_inputs(corpus_dir: Path, judgments_path: Path, granularity: Granularity,
-                     chunk_size: int, overlap: int) -> EvalInputs:
+                     chunk_size: int, overlap: int, *, name: str | None = None,
+                     complete: bool = True) -> EvalInputs:
+    """A corpus folder and its judgments; ``complete=False`` for pooled judgments (BEIR)."""
     corpus = read_corpus(corpus_dir, chunk_size=chunk_size, overlap=overlap)
     judgments = read_judgments(judgments_path, corpus)
-    return from_judgments(corpus_dir.name or str(corpus_dir), corpus, judgments, granularity,
-                          source=str(corpus_dir))
+    return from_judgments(name or corpus_dir.name or str(corpus_dir), corpus, judgments,
+                          granularity, source=str(corpus_dir), complete=complete)
 
 
 def _chunk_qrels(collection: Collection, corpus: Corpus) -> Qrels:
@@ -116,9 +146,13 @@ def collection_inputs(name: str, root: Path, granularity: Granularity, chunk_siz
     )
 
 
-def beir_inputs(folder: Path, split: str, granularity: Granularity, chunk_size: int,
-                overlap: int) -> EvalInputs:
-    """Adapt a BEIR folder into a temporary corpus + judgments, then read those."""
+def beir_inputs(folder: Path, split: str, granularity: Granularity = "document",
+                chunk_size: int = 800, overlap: int = 100) -> EvalInputs:
+    """Adapt a BEIR folder into a temporary corpus + judgments, then read those.
+
+    Document granularity by default, BEIR's own (graded where the qrels are);
+    chunk granularity carries `CHUNK_CAVEAT`.
+    """
     with tempfile.TemporaryDirectory(prefix="rankproof-beir-") as tmp:
         out = Path(tmp) / "adapted"
         adapt_beir(folder, out, split=split)

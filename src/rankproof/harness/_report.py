@@ -1,9 +1,14 @@
 """`EvalReport`: the versioned JSON document an experiment leaves behind.
 
-Per-query values are kept for every stage and measure; means and comparisons
-are derived from them. Everything that varies between two runs of the same
-experiment is confined to ``created_at``, latencies and ``provenance``'s git
-and machine fields, so two reports can be compared field by field.
+Per-query values are kept for every stage and measure; means, per-category
+means, comparisons and the abstention AUROC are derived from them (and from
+each query's top score, kept too). Version 2 grew optional fields (per-category
+means, top scores, abstention, each query's category) without a version bump:
+every version-2 document written before them still loads, with them empty.
+
+Everything that varies between two runs of the same experiment is confined to
+``created_at``, latencies and ``provenance``'s git and machine fields, so two
+reports can be compared field by field.
 """
 
 from __future__ import annotations
@@ -159,6 +164,42 @@ class LatencySummary(_Model):
     max: float
 
 
+class CategoryResult(_Model):
+    """Means over the scored queries of one judgment category (``n`` of them)."""
+
+    n: int
+    means: dict[str, float]
+
+
+class Abstention(_Model):
+    """How well a stage's top score separates answerable from no-answer queries.
+
+    ``auroc`` is threshold-free (see `rankproof.harness.bootstrap_auroc`); it is
+    None, with ``reason`` saying why, when one of the classes is empty or the
+    judgments cannot tell a no-answer query from an unjudged one. ``score``
+    names what was ranked (``rank-based`` for RRF fusion, whose top score is a
+    function of ranks only).
+    """
+
+    answerable: int
+    no_answer: int
+    score: str
+    auroc: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    confidence_level: float | None = None
+    resamples: int | None = None
+    seed: int | None = None
+    method: str | None = None
+    reason: str | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> Abstention:
+        if (self.auroc is None) == (self.reason is None):
+            raise ValueError("an abstention result has either an auroc or a reason, not both")
+        return self
+
+
 class StageResult(_Model):
     name: str
     config: dict[str, Any]
@@ -169,6 +210,11 @@ class StageResult(_Model):
     latency: LatencySummary
     latency_ms: dict[str, float]
     judged: dict[str, float] = Field(default_factory=dict)
+    categories: dict[str, CategoryResult] = Field(default_factory=dict)
+    """category -> means over its scored queries (empty when the inputs have no categories)."""
+    top_scores: dict[str, float | None] = Field(default_factory=dict)
+    """qid -> the stage's top retrieval score, for every query run (None: nothing retrieved)."""
+    abstention: Abstention | None = None
 
 
 def _row(value: Any) -> ComparisonRow:
@@ -209,6 +255,8 @@ class InputsSummary(_Model):
     scored_queries: int
     no_answer_queries: list[str] = Field(default_factory=list)
     categories: dict[str, int] = Field(default_factory=dict)
+    query_categories: dict[str, str] = Field(default_factory=dict)
+    """qid -> judgment category, for every query run (empty when the inputs have none)."""
 
 
 class EvalReport(_Model):

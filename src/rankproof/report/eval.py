@@ -1,0 +1,131 @@
+"""The tables of ``rankproof eval``: stage means, means per category, abstention.
+
+The report keeps canonical measure names (``Success@1``); the tables show the
+hit rate as ``hit@1``, the name people look for beside trec recall ``R@1``
+(the share of relevant chunks found, which a single hit does not make 1).
+Names from files (the inputs' name, stage names, categories) enter as plain
+text, never markup.
+"""
+
+from __future__ import annotations
+
+from rich import box
+from rich.table import Table
+
+from rankproof.harness import EvalReport, StageResult
+from rankproof.report.compare import label
+from rankproof.report.console import plain
+
+
+def _table(title: str) -> Table:
+    return Table(title=plain(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                 collapse_padding=True, show_edge=False)
+
+
+def stage_table(report: EvalReport) -> Table:
+    """One row per stage: the mean of every measure, then latency percentiles."""
+    table = _table(f"{report.inputs.name}: {report.inputs.scored_queries} scored queries, "
+                   f"{report.inputs.chunks} chunks, {report.inputs.granularity} granularity")
+    table.add_column("stage", style="bold", no_wrap=True)
+    for m in report.measures:
+        table.add_column(label(m), justify="right", no_wrap=True)
+    for col in ("p50 ms", "p95 ms", "p99 ms"):
+        table.add_column(col, justify="right", no_wrap=True)
+    for s in report.stages:
+        lat = s.latency
+        table.add_row(plain(s.name), *[f"{s.means[m]:.4f}" for m in report.measures],
+                      f"{lat.p50:.1f}", f"{lat.p95:.1f}", f"{lat.p99:.1f}")
+    return table
+
+
+def _categories(report: EvalReport) -> list[str]:
+    seen: dict[str, None] = {}
+    for s in report.stages:
+        seen.update(dict.fromkeys(s.categories))
+    return list(seen)
+
+
+def category_table(report: EvalReport) -> tuple[Table, list[str]] | None:
+    """Means per judgment category and stage (n = the category's scored queries), with a
+    note on categories that are run but not scored; None when there is at most one
+    scored category (its rows would repeat the stage table)."""
+    categories = _categories(report)
+    if len(categories) < 2:
+        return None
+    table = _table("by category: mean over each category's scored queries")
+    table.add_column("category", style="bold", no_wrap=True)
+    table.add_column("n", justify="right", no_wrap=True)
+    table.add_column("stage", no_wrap=True)
+    for m in report.measures:
+        table.add_column(label(m), justify="right", no_wrap=True)
+    for category in categories:
+        first = True
+        for s in report.stages:
+            result = s.categories.get(category)
+            if result is None:
+                continue
+            cells = [f"{result.means[m]:.4f}" if m in result.means else "—"
+                     for m in report.measures]
+            table.add_row(plain(category if first else ""), str(result.n) if first else "",
+                          plain(s.name), *cells, end_section=s is report.stages[-1])
+            first = False
+    unscored = {c: n for c, n in report.inputs.categories.items()
+                if c not in categories and n}
+    notes = [f"{c}: {n} quer{'y' if n == 1 else 'ies'} run but not scored by retrieval "
+             "measures" for c, n in unscored.items()]
+    return table, notes
+
+
+def _interval(s: StageResult) -> str:
+    a = s.abstention
+    if a is None or a.ci_low is None or a.ci_high is None:
+        return "—"
+    return f"[{a.ci_low:.3f}, {a.ci_high:.3f}]"
+
+
+def abstention_table(report: EvalReport) -> tuple[Table | None, list[str]]:
+    """Per stage, the AUROC of the top score separating answerable from no-answer queries
+    and its interval; when no stage has one, no table and the reason(s) as notes."""
+    scored = [s for s in report.stages if s.abstention is not None
+              and s.abstention.auroc is not None]
+    reasons = list(dict.fromkeys(s.abstention.reason for s in report.stages
+                                 if s.abstention is not None and s.abstention.reason))
+    if not scored:
+        return None, [f"abstention not scored: {r}" for r in reasons]
+    a = scored[0].abstention
+    assert a is not None and a.confidence_level is not None
+    level = f"{a.confidence_level:.0%}"
+    table = _table("abstention: AUROC of the top score (0.5 = chance)")
+    table.add_column("stage", style="bold", no_wrap=True)
+    table.add_column("AUROC", justify="right", no_wrap=True)
+    table.add_column(f"{level} CI", no_wrap=True)
+    table.add_column("answerable", justify="right", no_wrap=True)
+    table.add_column("no-answer", justify="right", no_wrap=True)
+    table.add_column("top score", no_wrap=True)
+    for s in report.stages:
+        ab = s.abstention
+        if ab is None:
+            continue
+        value = f"{ab.auroc:.4f}" if ab.auroc is not None else "—"
+        table.add_row(plain(s.name), value, _interval(s), str(ab.answerable), str(ab.no_answer),
+                      plain(ab.score))
+    notes = [f"{level} CI: {a.method}, {a.resamples} resamples, seed {a.seed}"]
+    if any(s.abstention is not None and s.abstention.score.startswith("rank-based")
+           for s in report.stages):
+        notes.append("rank-based: RRF's top score is a function of the inputs' ranks only "
+                     "(here, whether they agree on the best hit), not of their confidence")
+    return table, [*notes, *(f"abstention not scored: {r}" for r in reasons)]
+
+
+def eval_tables(report: EvalReport) -> list[tuple[Table, list[str]]]:
+    """Every table of the report's terminal view (before the comparison), with its notes."""
+    out: list[tuple[Table, list[str]]] = [(stage_table(report), [])]
+    by_category = category_table(report)
+    if by_category is not None:
+        out.append(by_category)
+    table, notes = abstention_table(report)
+    if table is not None:
+        out.append((table, notes))
+    elif notes:
+        out[-1] = (out[-1][0], [*out[-1][1], *notes])
+    return out
