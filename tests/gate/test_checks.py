@@ -7,9 +7,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from tests.gate._helpers import column
 
 from rankproof import ConfigError
-from rankproof.gate import Check, load_checks, parse_checks
+from rankproof.gate import Check, load_checks, parse_checks, run_gate
 
 GOOD = """\
 checks:
@@ -187,13 +188,20 @@ def test_refuses_scope_ids_absent_from_the_known_cases() -> None:
 
 
 def test_refuses_unknown_metric_names_with_a_suggestion() -> None:
-    refused(one("""
+    # Names are resolved when the gate runs (issue 10: a metric may be registered after the
+    # checks file loads), so the refusal moved from load to run: same error, same fragments.
+    spec = parse_checks(textwrap.dedent(one("""
         id: bad_metric
         metric: nDGC@10
         op: ">="
         threshold: 0.5
-    """), "line 3", "check 'bad_metric'", "field 'metric'", "unknown metric 'nDGC@10'",
-        "did you mean 'nDCG@10'")
+    """)), source="checks.yaml")
+    assert spec.checks[0].metric == "nDGC@10"  # kept as written until the gate runs
+    with pytest.raises(ConfigError) as info:
+        run_gate(spec, column("nDCG@10", {"c1": 0.5}))
+    for f in ("line 3", "check 'bad_metric'", "field 'metric'", "unknown metric 'nDGC@10'",
+              "did you mean 'nDCG@10'"):
+        assert f in str(info.value), f"{f!r} not in {str(info.value)!r}"
 
 
 def test_refuses_invalid_yaml_with_its_line() -> None:

@@ -97,7 +97,8 @@ def test_exit_1_on_a_real_regression_with_delta_ci_and_p(
     assert "gate FAILED" in r.stdout
     line = next(x for x in r.stdout.splitlines() if x.startswith("FAIL ndcg_no_regression"))
     assert "significantly worse than the baseline" in line
-    assert "Δ -0.3612 [95% CI -0.4" in line and "p <0.0001" in line
+    # The interval is the row's own (the test inverted at its Holm level), issue 10.
+    assert "Δ -0.3612 [" in line and "% interval -0.4" in line and "p <0.0001" in line
     junit_schema.validate(str(junit))
     failure = junit_cases(junit)["ndcg_no_regression"].find("failure")
     assert failure is not None and "Δ -0.3612" in failure.attrib["message"]
@@ -226,7 +227,7 @@ def test_gate_into_a_pipe_keeps_the_baseline_columns(tmp_path: Path,
                       str(golden_reports["rerun"]), "--baseline", "main", "--baseline-dir",
                       str(tmp_path / "b"))
     assert proc.returncode == 0, proc.stderr
-    for needle in ("Δ [95% CI]", "+0.0000 [+0.0000, +0.0000]", "ndcg_no_regression",
+    for needle in ("Δ [interval] (level)", "+0.0000 [+0.0000, +0.0000]", "ndcg_no_regression",
                    "coverage", "PASS"):
         assert needle in proc.stdout, needle
     junit = _rankproof("gate", str(tmp_path / "checks.yaml"), "--report",

@@ -26,7 +26,7 @@ def test_the_custom_client_example(tmp_path: Path, junit_schema: Any) -> None:
     assert "gate PASSED: 7 checks" in out
     assert "gate FAILED: 7 checks, 5 blocking failures" in out
     assert ("FAIL ndcg_no_regression: nDCG@10 significantly worse than the baseline" in out
-            and "Δ -0.3571 [95% CI" in out)
+            and "Δ -0.3571 [" in out and "% interval" in out)
     assert "FAIL controls_hold: RR@10 = 0.75 violates >= 1" in out
     assert out.rstrip().endswith("candidate gate: PASSED; titles_only gate: FAILED — as expected")
     for stem in ("candidate", "titles_only"):

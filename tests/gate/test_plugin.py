@@ -165,5 +165,5 @@ def test_baseline_checks_through_the_fixture(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(lines(
         "*blocked run 'search' (baseline 'main')",
         "*FAIL no_regression [nDCG@10, 4/4 cases]: nDCG@10 significantly worse than the "
-        "baseline*Δ -0.8423 [95% CI*",
+        "baseline*Δ -0.8423 [80% interval*",
     ))

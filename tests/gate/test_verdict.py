@@ -110,7 +110,7 @@ def test_a_real_regression_fails_with_delta_ci_and_p() -> None:
     assert c.seed == 0 and c.resamples == 2000 and c.test == "randomization"
     assert (c.wins, c.ties, c.losses) == (0, 0, len(IDS))
     assert "significantly worse" in c.message and "Δ -0.1500" in c.message
-    assert "95% CI" in c.message and "p " in c.message
+    assert "[95% interval" in c.message and "p " in c.message
 
 
 def test_a_significant_improvement_passes_and_noise_passes() -> None:

@@ -14,15 +14,16 @@ from rankproof.cli._app import app, err_console, error_boundary
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import choices
 from rankproof.cli.gate import baseline_dir_option
+from rankproof.data import read_document, validate_model
 from rankproof.gate import (
     Baseline,
     baseline_path,
     list_baselines,
     load_baseline,
-    load_report,
+    result_from_document,
     save_baseline,
 )
-from rankproof.harness import run_result_from_report
+from rankproof.harness import EvalReport, run_result_from_report
 from rankproof.report.console import make_console, plain, print_table
 
 baseline_app = typer.Typer(
@@ -46,24 +47,41 @@ def _short(digest: str | None) -> str:
 @baseline_app.command("save")
 @error_boundary
 def save_command(
-    report: Path = typer.Argument(..., metavar="REPORT", help="A rankproof eval report (JSON)."),
+    report: Path = typer.Argument(..., metavar="REPORT",
+                                  help="A rankproof eval report, rankproof measure JSON "
+                                       "(-f json) or comparison (rankproof compare -o)."),
     name: str = typer.Option(..., "--name", "-n", help="Baseline name (a safe file name)."),
-    stage: str | None = typer.Option(None, "--stage",
-                                     help="The stage to save (required when the report has "
-                                          "several)."),
+    stage: str | None = typer.Option(None, "--stage", "--system", metavar="NAME",
+                                     help="The stage, measure run or comparison system to save "
+                                          "(required when the file has several; a "
+                                          "comparison's baseline is the default)."),
     directory: Path = baseline_dir_option(),
     force: bool = force_option(),
 ) -> None:
-    """Save one stage of REPORT as baseline NAME."""
+    """Save one stage of REPORT (or one run of a measure or compare JSON) as baseline NAME."""
     guard_outputs([(baseline_path(name, directory), "rankproof.baseline")], [report],
                   force=True)  # an existing baseline is refused by save_baseline, atomically
-    rep = load_report(report)
-    result = run_result_from_report(rep, stage)
-    path = save_baseline(result, name, directory, overwrite=force, source={
-        "report": str(report), "stage": result.name, "report_created_at": rep.created_at,
-        "git_commit": rep.provenance.git_commit, "git_dirty": rep.provenance.git_dirty})
+    raw = read_document(report, what="report")
+    source: dict[str, object] = {"report": str(report)}
+    if isinstance(raw, dict) and raw.get("kind") == "rankproof.eval":
+        rep = validate_model(raw, EvalReport, str(report), what="report",
+                             kind="rankproof eval report")
+        result = run_result_from_report(rep, stage)
+        source.update({"stage": result.name, "report_created_at": rep.created_at,
+                       "git_commit": rep.provenance.git_commit,
+                       "git_dirty": rep.provenance.git_dirty})
+    else:
+        result = result_from_document(raw, str(report), stage, role="baseline")
+        source["stage"] = result.name
+    path = save_baseline(result, name, directory, overwrite=force, source=source)
     typer.echo(f"saved baseline {name!r}: stage {result.name!r}, {len(result.rows)} cases, "
-               f"measures {', '.join(result.provenance.measures)} → {path}")
+               f"measures {', '.join(_measures(result.provenance.measures, result.metrics))} "
+               f"→ {path}")
+
+
+def _measures(declared: tuple[str, ...], computed: tuple[str, ...]) -> tuple[str, ...]:
+    """The eval config's measures, or (from a measure or compare JSON) the computed ones."""
+    return declared or computed
 
 
 @baseline_app.command("list")
@@ -89,7 +107,8 @@ def list_command(
     for b in found:
         p = b.result.provenance
         table.add_row(*(plain(cell) for cell in (
-            b.name, b.created_at, _origin(b), str(len(b.result.rows)), ", ".join(p.measures),
+            b.name, b.created_at, _origin(b), str(len(b.result.rows)),
+            ", ".join(_measures(p.measures, b.result.metrics)),
             p.granularity or "—", _short(p.judgments_digest))))
     print_table(make_console(), table)
 

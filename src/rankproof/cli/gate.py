@@ -1,4 +1,11 @@
-"""``rankproof gate``: evaluate a checks file on a report; exit 1 only on a blocking failure."""
+"""``rankproof gate``: evaluate a checks file on a report; exit 1 only on a blocking failure.
+
+The report may be any rankproof JSON that keeps per-query values (an eval
+report, ``rankproof measure -f json`` output, a ``rankproof compare -o``
+comparison, a run result); so may a ``--baseline`` given as a path
+(`rankproof.gate.load_result`). ``--plugin`` imports modules that register
+metrics before the checks' names are resolved.
+"""
 
 from __future__ import annotations
 
@@ -18,9 +25,10 @@ from rankproof.gate import (
     DEFAULT_DIR,
     GateVerdict,
     baseline_path,
-    load_baseline,
+    import_plugin,
+    load_baseline_input,
     load_checks,
-    result_from_report,
+    load_result,
     run_gate,
 )
 from rankproof.report.console import make_console, plain, print_table
@@ -114,14 +122,26 @@ def _baseline_file(ref: str | None, directory: Path) -> Path | None:
 def gate_command(
     checks: Path = typer.Argument(..., metavar="CHECKS", help="Checks file (YAML)."),
     report: Path = typer.Option(DEFAULT_REPORT, "--report", "-r", metavar="PATH",
-                                help="A rankproof eval report (JSON)."),
-    stage: str | None = typer.Option(None, "--stage",
-                                     help="The report stage to check (required when the "
-                                          "report has several)."),
+                                help="What to check: a rankproof eval report, rankproof "
+                                     "measure JSON (-f json) or a comparison (rankproof "
+                                     "compare -o) — any rankproof JSON with per-query values."),
+    stage: str | None = typer.Option(None, "--stage", "--system", metavar="NAME",
+                                     help="The report stage, measure run or comparison system "
+                                          "to check (required when the file has several; a "
+                                          "comparison's one candidate is the default)."),
     baseline: str | None = typer.Option(None, "--baseline", "-b", metavar="NAME|PATH",
-                                        help="Baseline NAME (in --baseline-dir) or PATH, for "
+                                        help="Baseline NAME (in --baseline-dir) or PATH (a "
+                                             "baseline, or any file --report accepts), for "
                                              "vs_baseline checks."),
+    baseline_stage: str | None = typer.Option(
+        None, "--baseline-stage", "--baseline-system", metavar="NAME",
+        help="With --baseline PATH: its stage, run or system to compare with (default: the "
+             "comparison's baseline, the eval report's baseline stage, or its only run)."),
     baseline_dir: Path = baseline_dir_option(),
+    plugins: list[str] | None = typer.Option(
+        None, "--plugin", metavar="MODULE",
+        help="Import MODULE (a dotted name importable from here, or a .py path) before the "
+             "checks run, so the metrics it registers can be checked. Repeatable."),
     junit: Path | None = typer.Option(None, "--junit", metavar="PATH",
                                       help="Write JUnit XML here (- is standard output)."),
     markdown: Path | None = typer.Option(None, "--markdown", metavar="PATH",
@@ -133,12 +153,22 @@ def gate_command(
                                    help="What to print on standard output."),
     force: bool = force_option(),
 ) -> None:
-    """Check a report against CHECKS: exit 0 pass, 1 a blocking check failed, 2 bad input."""
+    """Check a report against CHECKS: exit 0 pass, 1 a blocking check failed, 2 bad input.
+
+    The report may be any rankproof JSON with per-query values: an eval report, rankproof
+    measure -f json output, or a rankproof compare -o comparison.
+    """
     guard_outputs([(junit, None), (markdown, None), (json_out, "rankproof.gate")],
                   [report, checks, _baseline_file(baseline, baseline_dir)], force=force)
-    result = result_from_report(report, stage)
+    for module in plugins or ():
+        import_plugin(module)
+    result = load_result(report, stage)
     spec = load_checks(checks, known_case_ids=result.case_ids)
-    base = load_baseline(baseline, baseline_dir) if baseline is not None else None
+    base = None
+    if baseline is not None:
+        base = load_baseline_input(baseline, baseline_dir, stage=baseline_stage)
+    elif baseline_stage is not None:
+        raise ConfigError("--baseline-stage chooses within --baseline PATH; give --baseline")
     verdict = run_gate(spec, result, base)
     render(verdict, str(fmt))
     for line in write_outputs(verdict, junit, markdown, json_out):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -120,6 +121,9 @@ def measure(
         else:
             print_table(console, table.means_table(results))
         return
+    if fmt == "json":  # the document a gate can read: record which judgments made it
+        digest = qrels_obj.digest
+        results = [dataclasses.replace(pq, qrels_digest=digest) for pq in results]
     if fmt == "trec":
         text = "".join(line + "\n" for pq in results
                        for line in trec_lines(pq, per_query=per_query, header=header))

@@ -63,6 +63,9 @@ class Pairing:
     alpha: float | None = None
     unit: str = "query"
     context: str | None = None
+    margin: float | None = None
+    """A non-inferiority margin (> 0): the row then tests, one-sided, "the candidate is
+    worse by at least ``margin``" instead of "the two are the same"."""
 
 
 def _shown(ids: Sequence[str]) -> str:
@@ -201,11 +204,44 @@ def family_cost(sizes: Sequence[int], *, test: str = "randomization", resamples:
 Interval = tuple[float, float, float, str]  # low, high, level (1 − confidence), method
 
 
+def _margin_row(p: Pairing, r: PairedResult, p_corrected: float, level: float,
+                interval: Interval) -> tuple[float, float, bool, Verdict]:
+    """A non-inferiority row's interval (moved, if it must, to agree) and verdict."""
+    assert p.margin is not None
+    low, high, _, _ = interval
+    if p.higher_is_better:  # one-sided [low, ∞): is the loss smaller than the margin?
+        bound = -p.margin
+        clears = low > bound
+    else:  # (−∞, high]: is the increase (e.g. latency) smaller than the margin?
+        bound = p.margin
+        clears = high < bound
+    shown = clears if r.test == "bootstrap" else p_corrected <= level
+    adjusted = shown != clears
+    if adjusted and p.higher_is_better:
+        low = math.nextafter(bound, math.inf) if shown else bound
+    elif adjusted:
+        high = math.nextafter(bound, -math.inf) if shown else bound
+    return low, high, adjusted, "non-inferior" if shown else "not shown non-inferior"
+
+
 def _row(p: Pairing, aligned: tuple[tuple[str, ...], tuple[float, ...], tuple[float, ...]],
          r: PairedResult, p_corrected: float, alpha: float, correction: str,
          interval: Interval) -> ComparisonRow:
     level = alpha if p.alpha is None else p.alpha
     low, high, row_level, method = interval
+    qids, cand, base = aligned
+    v: Verdict
+    if p.margin is not None:
+        low, high, adjusted, v = _margin_row(p, r, p_corrected, level, interval)
+        notes = (("the interval was moved to its bound to agree with the test (a tie "
+                  "within the test's rounding tolerance)",) if adjusted else ())
+        return ComparisonRow(
+            baseline=p.baseline, candidate=p.candidate, measure=p.measure,
+            higher_is_better=p.higher_is_better, result=r, p_corrected=float(p_corrected),
+            verdict=v, underpowered=False, alpha=level, correction=correction, qids=qids,
+            candidate_values=cand, baseline_values=base, ci_low=float(low),
+            ci_high=float(high), ci_level=1.0 - row_level, ci_method=method,
+            ci_adjusted=adjusted, notes=notes, margin=p.margin)
     if r.test == "bootstrap":  # the bootstrap's verdict is its interval's (seeds 000, 003)
         significant = low > 0.0 or high < 0.0
     else:
@@ -215,12 +251,11 @@ def _row(p: Pairing, aligned: tuple[tuple[str, ...], tuple[float, ...], tuple[fl
               or not (math.isfinite(low) and math.isfinite(high)) else (low + high) / 2.0)
     low, high, adjusted = agree(low, high, significant, centre)
     if significant:
-        v: Verdict = "better" if (low > 0.0) == p.higher_is_better else "worse"
+        v = "better" if (low > 0.0) == p.higher_is_better else "worse"
     else:
         v = "no detectable difference"
     underpowered = (v == "no detectable difference" and r.queries_needed is not None
                     and r.queries_needed > r.n)
-    qids, cand, base = aligned
     notes = (("the interval was widened to reach 0, or moved just past it, to agree with "
               "the test (a tie within the test's rounding tolerance)",) if adjusted else ())
     return ComparisonRow(
@@ -261,6 +296,9 @@ def compare_pairs(
     for p in pairings:
         if p.alpha is not None:
             check_probability(p.alpha, "alpha")
+        if p.margin is not None and not (math.isfinite(p.margin) and p.margin > 0):
+            raise InputError(f"{p.context + ': ' if p.context else ''}a non-inferiority margin "
+                             f"must be a positive number, got {p.margin!r}")
     if p_corrected is None:
         correction = check_choice(correction, "correction", CORRECTIONS)
     test = check_choice(test, "test", TESTS)  # type: ignore[assignment]
@@ -273,6 +311,15 @@ def compare_pairs(
         sides.append((c, b))
         r = paired_test(c, b, test, confidence_level=confidence_level, resamples=resamples,
                         seed=seed)
+        if p.margin is not None:
+            # One-sided against the margin: shift the candidate by it and ask "better?".
+            shift, alternative = ((p.margin, "greater") if p.higher_is_better
+                                  else (-p.margin, "less"))
+            one = paired_test({q: v + shift for q, v in c.items()}, b, test,
+                              alternative=alternative,  # type: ignore[arg-type]
+                              confidence_level=confidence_level, resamples=resamples, seed=seed)
+            r = dataclasses.replace(r, p_value=one.p_value, statistic=one.statistic,
+                                    alternative=alternative)
         results.append(dataclasses.replace(r, measure=p.measure))
     alphas = [alpha if p.alpha is None else p.alpha for p in pairings]
     if p_corrected is None:
@@ -287,8 +334,11 @@ def compare_pairs(
     if intervals is None:
         method = TEST_INTERVALS[test]
         built: list[Interval] = []
-        for (c, b), level in zip(sides, levels, strict=True):
+        for p, (c, b), level in zip(pairings, sides, levels, strict=True):
+            side = ("two-sided" if p.margin is None
+                    else "greater" if p.higher_is_better else "less")
             iv = paired_interval(c, b, method, confidence_level=1.0 - level,  # type: ignore[arg-type]
+                                 alternative=side,  # type: ignore[arg-type]
                                  resamples=resamples, seed=seed)
             built.append((iv.low, iv.high, level, method))
         intervals = built

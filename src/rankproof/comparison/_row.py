@@ -28,16 +28,19 @@ from rankproof.stats import PairedResult, Result, TukeyHSDResult
 if TYPE_CHECKING:
     import pandas as pd
 
-Verdict = Literal["better", "worse", "no detectable difference"]
-VERDICTS: tuple[str, ...] = ("better", "worse", "no detectable difference")
+Verdict = Literal["better", "worse", "no detectable difference", "non-inferior",
+                  "not shown non-inferior"]
+#: A difference test's verdicts, then a non-inferiority test's (a row with a ``margin``).
+VERDICTS: tuple[str, ...] = ("better", "worse", "no detectable difference", "non-inferior",
+                             "not shown non-inferior")
 SCHEMA_VERSION = 3
 #: The columns of `ComparisonRow.flat` and `Comparison.to_pandas`, in order.
 FLAT_COLUMNS: tuple[str, ...] = (
     "baseline", "candidate", "measure", "higher_is_better", "n", "baseline_mean",
     "candidate_mean", "difference", "relative_difference", "ci_low", "ci_high", "ci_level",
     "ci_method", "bootstrap_low", "bootstrap_high", "confidence_level", "test", "p_value",
-    "p_corrected", "correction", "alpha", "verdict",
-    "underpowered", "wins", "ties", "losses", "effect_size", "power", "queries_needed", "notes",
+    "p_corrected", "correction", "alpha", "verdict", "underpowered", "wins", "ties", "losses",
+    "effect_size", "power", "queries_needed", "notes", "margin",
 )
 
 
@@ -68,6 +71,14 @@ class ComparisonRow(Result):
     ``result.ci_low``/``ci_high`` is the uncorrected interval at
     ``result.confidence_level``, and ``result.bootstrap_low``/``high`` the
     percentile bootstrap, kept for reference.
+
+    A row with a ``margin`` is a non-inferiority test (a gate's
+    ``no_regression_beyond``): its p-value (``result.p_value``, with
+    ``result.alternative`` one-sided) tests "the candidate is worse by at
+    least ``margin``", its interval is one-sided (``[low, ∞)`` when higher is
+    better, ``(−∞, high]`` otherwise) and its verdict is *non-inferior*
+    exactly when that interval clears ``−margin`` (``+margin``): the
+    candidate is shown to lose less than the margin, at the row's level.
     """
 
     baseline: str
@@ -89,10 +100,22 @@ class ComparisonRow(Result):
     ci_method: str
     ci_adjusted: bool = False
     notes: tuple[str, ...] = ()
+    margin: float | None = None
+
+    @property
+    def bound(self) -> float:
+        """What the interval must exclude for a positive verdict: 0, or ∓margin."""
+        if self.margin is None:
+            return 0.0
+        return -self.margin if self.higher_is_better else self.margin
 
     def excludes_zero(self) -> bool:
         """True when the row's interval lies wholly above or below 0."""
         return bool(self.ci_low > 0.0 or self.ci_high < 0.0)
+
+    def clears_bound(self) -> bool:
+        """True when the interval excludes `bound` (for a difference test: 0)."""
+        return bool(self.ci_low > self.bound or self.ci_high < self.bound)
 
     @property
     def wins(self) -> int:
@@ -142,6 +165,7 @@ class ComparisonRow(Result):
             "wins": self.wins, "ties": self.ties, "losses": self.losses,
             "effect_size": r.effect_size, "power": r.power,
             "queries_needed": r.queries_needed, "notes": list(self.notes),
+            "margin": self.margin,
         }
 
     @classmethod
@@ -155,7 +179,8 @@ class ComparisonRow(Result):
             raise InputError(f"a comparison row must be a mapping, got {type(data).__name__}")
         names = [f.name for f in fields(cls)]
         # Rows saved before schema 3 carry no row interval: theirs was the result's.
-        optional = {"notes", "ci_low", "ci_high", "ci_level", "ci_method", "ci_adjusted"}
+        optional = {"notes", "ci_low", "ci_high", "ci_level", "ci_method", "ci_adjusted",
+                    "margin"}
         required = [n for n in names if n not in optional]
         missing = [n for n in required if n not in data]
         if missing:
@@ -190,6 +215,8 @@ class ComparisonRow(Result):
             ci_method=_text(data.get("ci_method", result.ci_method), "ci_method"),
             ci_adjusted=_flag(data.get("ci_adjusted", False), "ci_adjusted"),
             notes=_strings(data.get("notes", ()), "notes"),
+            margin=(None if data.get("margin") is None
+                    else _number(data["margin"], "margin")),
         )
 
 

@@ -9,6 +9,13 @@
   `CheckResult` — a result, not an exception.
 * `evaluate_target` is the one-call path used by the pytest plugin: run a
   target over goldens for exactly the checked metrics, then gate.
+* `load_result` reads any rankproof JSON that keeps per-query values (an
+  eval report, ``rankproof measure`` JSON, a comparison, a run result, a
+  baseline) as the `RunResult` to gate; `load_baseline_input` the same for
+  the baseline side (a saved baseline's name works too).
+* `resolve_checks` resolves the checks' metric names when the gate runs
+  (`run_gate` calls it), so metrics registered after the file loaded — from
+  Python or by `import_plugin` (``rankproof gate --plugin``) — are found.
 
 Rendering (table, Markdown, JUnit) lives in `rankproof.report`.
 """
@@ -23,7 +30,15 @@ from rankproof.gate._baseline import (
     load_baseline,
     save_baseline,
 )
-from rankproof.gate._checks import Check, ChecksFile, load_checks, parse_checks
+from rankproof.gate._checks import (
+    Check,
+    ChecksFile,
+    load_checks,
+    parse_checks,
+    resolve_checks,
+)
+from rankproof.gate._inputs import load_baseline_input, load_result, result_from_document
+from rankproof.gate._plugins import import_plugin
 from rankproof.gate._run import evaluate_target, load_report, result_from_report
 from rankproof.gate._verdict import CheckResult, GateVerdict, run_gate
 
@@ -38,11 +53,16 @@ __all__ = [
     "check_compatible",
     "compatibility_problems",
     "evaluate_target",
+    "import_plugin",
     "list_baselines",
     "load_baseline",
+    "load_baseline_input",
     "load_checks",
     "load_report",
+    "load_result",
     "parse_checks",
+    "resolve_checks",
+    "result_from_document",
     "result_from_report",
     "run_gate",
     "save_baseline",

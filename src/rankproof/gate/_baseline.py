@@ -191,7 +191,20 @@ def save_baseline(
 def _read(path: Path) -> Baseline:
     """Read and validate one baseline file; every failure is an `InputError` naming
     the path and the field (see `_BaselineDoc`)."""
-    raw = read_document(path, what="baseline")
+    return baseline_from_document(read_document(path, what="baseline"), path)
+
+
+def run_from_document(raw: Any, label: str) -> RunResult:
+    """A `RunResult` from its parsed ``to_dict()`` form, every field's type checked first."""
+    validate_model(raw, _RunDoc, label, what="run result", kind="rankproof run result")
+    try:
+        return RunResult.from_dict(raw)
+    except InputError as exc:
+        raise InputError(f"malformed run result: {exc}", path=label, field=exc.field) from None
+
+
+def baseline_from_document(raw: Any, path: Path) -> Baseline:
+    """A baseline from its parsed file (``path`` names it in messages and is recorded)."""
     doc = validate_model(raw, _BaselineDoc, str(path), what="baseline",
                          kind="rankproof baseline")
     try:
@@ -231,7 +244,12 @@ def list_baselines(directory: str | os.PathLike[str] = DEFAULT_DIR) -> tuple[Bas
 
 
 def compatibility_problems(current: RunProvenance, baseline: RunProvenance) -> list[str]:
-    """Why ``current`` cannot be compared with ``baseline`` (empty when it can)."""
+    """Why ``current`` cannot be compared with ``baseline`` (empty when it can).
+
+    A side that records no judgments digest (a comparison JSON keeps none)
+    cannot be checked for different judgments; that is not a refusal, and
+    `rankproof.gate.run_gate` stamps it into the verdict's notes instead.
+    """
     problems = []
     if sorted(current.measures) != sorted(baseline.measures):
         problems.append(f"measure definitions differ: baseline {sorted(baseline.measures)}, "
@@ -239,7 +257,8 @@ def compatibility_problems(current: RunProvenance, baseline: RunProvenance) -> l
     if current.granularity != baseline.granularity:
         problems.append(f"granularity differs: baseline {shown(baseline.granularity)}, this "
                         f"run {shown(current.granularity)}")
-    if current.judgments_digest != baseline.judgments_digest:
+    if None not in (current.judgments_digest, baseline.judgments_digest) \
+            and current.judgments_digest != baseline.judgments_digest:
         problems.append(f"judgments differ: baseline digest {baseline.judgments_digest}, this "
                         f"run {current.judgments_digest}")
     return problems

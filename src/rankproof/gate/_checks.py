@@ -20,8 +20,23 @@
 
 Each check has ``id``, ``metric`` and exactly one of two forms: a threshold
 (``op`` in ``<=``, ``>=``, ``==`` with ``threshold``) or a baseline
-comparison (``vs_baseline: no_significant_regression``, optional
-``alpha``).
+comparison, optional ``alpha``: ``vs_baseline: no_significant_regression``
+(fails only when the run is significantly worse), or the stricter
+non-inferiority rule ``vs_baseline: {no_regression_beyond: 0.01}``, which
+passes only when the one-sided interval's bound clears the margin — the
+lower bound above ``−0.01`` for a higher-is-better metric, the upper bound
+below ``+0.01`` for latency-like ones — at the gate's corrected level. Absence
+of evidence of a regression is not evidence of its absence; this rule asks
+for the evidence.
+
+**Metric names are resolved when the gate runs** (`resolve_checks`, called
+by `run_gate` and `evaluate_target` before anything is computed), not when
+the file loads: a checks file may name a metric that is registered after it
+is read — by the caller's code, or by ``rankproof gate --plugin MODULE``. A
+name that is still unknown then is a `ConfigError` naming the check, its
+line, the closest known name and every known name. A name that already
+resolves at load time is stored in canonical form (``ndcg@10`` →
+``nDCG@10``), and one that does not is kept as written.
 
 ``metric`` may name one of trec_eval's measure sets (``official``,
 ``all_trec``) in a baseline check: the check becomes one check per member
@@ -40,10 +55,12 @@ refused — with the check id, the field and the line — for: invalid YAML, a
 repeated key, unknown keys (with the closest known key suggested), both
 forms or neither, ``op`` without ``threshold`` or the reverse, ``alpha`` on
 a threshold check, duplicate ids, zero checks, an empty or repeated
-``scope``, scope ids not in ``known_case_ids`` (when given), unknown metric
-names, a threshold on a measure set, and ``vs_baseline`` on a run-level
-aggregate (a single number per run cannot be paired case by case). Every
-refusal is a `ConfigError`; all problems found are reported at once.
+``scope``, scope ids not in ``known_case_ids`` (when given), an empty
+metric name, a threshold on a measure set, and ``vs_baseline`` on a
+run-level aggregate (a single number per run cannot be paired case by case;
+checked at load when the name is already known, and again when the gate
+runs). Every refusal is a `ConfigError`; all problems found are reported at
+once.
 
 ``==`` compares with ``math.isclose(rel_tol=1e-9, abs_tol=1e-12)``: exact
 float equality would fail on rounding noise, and a configurable tolerance
@@ -52,6 +69,7 @@ would let a check be loosened without looking like a change of threshold.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import math
 import os
@@ -60,13 +78,20 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from rankproof._errors import ConfigError, InputError
 from rankproof._limits import shown
 from rankproof.comparison import family_cost
 from rankproof.data import YamlBoundError, load_yaml
-from rankproof.measures import MetricDef, is_set, lookup, resolve
+from rankproof.measures import MetricDef, families, is_set, lookup, registered, resolve
 
 Op = Literal["<=", ">=", "=="]
 Level = Literal["block", "warn"]
@@ -80,6 +105,15 @@ CHECK_KEYS = ("id", "metric", "op", "threshold", "vs_baseline", "alpha", "level"
 TOP_KEYS = ("checks", "seed", "resamples", "correction")
 
 
+class NonInferiority(BaseModel):
+    """``vs_baseline: {no_regression_beyond: MARGIN}``: pass only when a regression larger
+    than ``MARGIN`` (in the metric's units) is ruled out."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    no_regression_beyond: float = Field(strict=False, gt=0.0, allow_inf_nan=False)
+
+
 class Check(BaseModel):
     """One check of a checks file (validated; ``metric`` is the canonical metric name)."""
 
@@ -89,12 +123,35 @@ class Check(BaseModel):
     metric: str = Field(strict=True, min_length=1)
     op: Op | None = None
     threshold: float | None = Field(default=None, strict=True, allow_inf_nan=False)
-    vs_baseline: Literal["no_significant_regression"] | None = None
+    vs_baseline: Literal["no_significant_regression"] | NonInferiority | None = None
     alpha: float | None = Field(default=None, strict=True, gt=0.0, lt=1.0)
     level: Level = "block"
     scope: tuple[str, ...] | None = Field(default=None, strict=True)
     line: int | None = Field(default=None, exclude=True)
     """Line of the check in its file (for messages), when read from YAML."""
+    metric_line: int | None = Field(default=None, exclude=True)
+    """Line of its ``metric`` key, for the message of a name unknown when the gate runs."""
+
+    @field_validator("vs_baseline", mode="before")
+    @classmethod
+    def _rule(cls, value: Any) -> Any:
+        """One clear message for a wrong rule, instead of one per form of the union."""
+        if value is None or value == "no_significant_regression" \
+                or isinstance(value, NonInferiority):
+            return value
+        if isinstance(value, Mapping):
+            if set(value) != {"no_regression_beyond"}:
+                raise ValueError(f"expected {{no_regression_beyond: MARGIN}}, got the key(s) "
+                                 f"{', '.join(shown(k) for k in value)}")
+            margin = value["no_regression_beyond"]
+            if isinstance(margin, bool) or not isinstance(margin, int | float) \
+                    or not math.isfinite(margin) or margin <= 0:
+                raise ValueError("no_regression_beyond must be a positive number (the largest "
+                                 f"regression to tolerate, in the metric's units), got "
+                                 f"{shown(margin)}")
+            return NonInferiority(no_regression_beyond=float(margin))
+        raise ValueError("expected 'no_significant_regression' or {no_regression_beyond: "
+                         f"MARGIN}}, got {shown(value)}")
 
     @model_validator(mode="after")
     def _one_form(self) -> Check:
@@ -103,7 +160,8 @@ class Check(BaseModel):
             raise ValueError("give either op + threshold or vs_baseline, not both")
         if not threshold_form and self.vs_baseline is None:
             raise ValueError("give either op + threshold (e.g. op: '>=', threshold: 0.8) or "
-                             "vs_baseline: no_significant_regression")
+                             "vs_baseline: no_significant_regression (or vs_baseline: "
+                             "{no_regression_beyond: MARGIN})")
         if self.op is not None and self.threshold is None:
             raise ValueError(f"op {self.op!r} needs a threshold")
         if self.threshold is not None and self.op is None:
@@ -124,6 +182,12 @@ class Check(BaseModel):
     @property
     def kind(self) -> Literal["threshold", "vs_baseline"]:
         return "threshold" if self.vs_baseline is None else "vs_baseline"
+
+    @property
+    def margin(self) -> float | None:
+        """The non-inferiority margin of a ``no_regression_beyond`` check, else None."""
+        return (self.vs_baseline.no_regression_beyond
+                if isinstance(self.vs_baseline, NonInferiority) else None)
 
     @property
     def effective_alpha(self) -> float:
@@ -288,22 +352,24 @@ def parse_checks(
         members: tuple[MetricDef, ...] | None = None  # a trec_eval set's measures
         raw_metric = raw.get("metric")
         if isinstance(raw_metric, str) and raw_metric.strip():
-            try:
-                if is_set(raw_metric):
-                    members = resolve([raw_metric])
-                else:
+            if is_set(raw_metric):  # sets are fixed by trec_eval: expanded now
+                members = resolve([raw_metric])
+            else:
+                # unknown now, it may be registered later: `resolve_checks` decides at run time
+                with contextlib.suppress(InputError):
                     definition = lookup(raw_metric)
-            except InputError as exc:
-                ok = False
-                problems.append(f"{_where(source, key_lines.get('metric', line))}: {label}: "
-                                f"field 'metric': {exc}")
+        elif isinstance(raw_metric, str):
+            ok = False
+            problems.append(f"{_where(source, key_lines.get('metric', line))}: {label}: "
+                            "field 'metric': empty metric name")
         if any(k not in CHECK_KEYS for k in raw):
             continue  # the other rules would only echo the typo ("op needs a threshold")
         fields = dict(raw)
         if isinstance(fields.get("scope"), list):
             fields["scope"] = tuple(fields["scope"])
         try:
-            check = Check.model_validate({**fields, "line": line})
+            check = Check.model_validate({**fields, "line": line,
+                                          "metric_line": key_lines.get("metric", line)})
         except ValidationError as exc:
             for loc, msg in _pydantic_problems(exc):
                 at = f"field {loc!r}: " if loc else ""
@@ -311,7 +377,7 @@ def parse_checks(
                 problems.append(f"{_where(source, key_lines.get(loc, line))}: {label}: "
                                 f"{at}{msg}{hint}")
             continue
-        if not ok or (definition is None and members is None):
+        if not ok:
             continue
         if members is not None and check.kind == "threshold":
             problems.append(
@@ -321,9 +387,7 @@ def parse_checks(
                 f"(e.g. {members[-1].name}), or use vs_baseline, which accepts a set")
             continue
         if definition is not None and check.kind == "vs_baseline" and not definition.per_case:
-            problems.append(f"{where}: field 'vs_baseline': {definition.name!r} is a run-level "
-                            "aggregate (one number per run), so it cannot be compared case by "
-                            "case with a baseline; use op + threshold")
+            problems.append(f"{where}: {_aggregate_vs_baseline(definition)}")
             continue
         if known_case_ids is not None and check.scope is not None:
             known = set(known_case_ids)
@@ -333,8 +397,9 @@ def parse_checks(
                                 f"field 'scope': case id(s) {', '.join(map(shown, absent))} are "
                                 "not in the golden set / report")
                 continue
-        if definition is not None:
-            checks.append(check.model_copy(update={"metric": definition.name}))
+        if members is None:  # one metric: canonical now, or as written until the gate runs
+            name = definition.name if definition is not None else check.metric.strip()
+            checks.append(check.model_copy(update={"metric": name}))
             continue
         for d in members or ():
             member_id = f"{check.id}/{d.name}"
@@ -367,6 +432,59 @@ def parse_checks(
         raise ConfigError(f"invalid checks file ({head}):\n" + "\n".join(
             f"  - {p}" for p in problems))
     return result
+
+
+def _aggregate_vs_baseline(d: MetricDef) -> str:
+    return (f"field 'vs_baseline': {d.name!r} is a run-level aggregate (one number per run), "
+            "so it cannot be compared case by case with a baseline; use op + threshold")
+
+
+def known_metric_names() -> str:
+    """Every name a check could use right now, for the message of an unknown one."""
+    mark = {"required": "@k", "optional": "[@k]", "none": ""}
+    retrieval = ", ".join(f"{f.name}{mark[f.cutoff]}" for f in families())
+    mine = ", ".join(sorted((d.name + ("[@k]" if d.takes_cutoff else "") for d in registered()),
+                            key=str.lower)) or "none"
+    return (f"registered metrics and aggregates: {mine}; retrieval measures: {retrieval} "
+            "(and their trec_eval spellings, e.g. ndcg_cut.10)")
+
+
+def resolve_checks(checks: ChecksFile) -> ChecksFile:
+    """``checks`` with every metric name resolved against the registry as it is *now*.
+
+    Called when the gate runs, so a metric registered after the file was
+    loaded is found. Returns a copy whose metrics are canonical; raises
+    `ConfigError` listing every check whose metric is unknown (with its
+    line, the lookup's closest match and every known name) or whose
+    ``vs_baseline`` names an aggregate.
+    """
+    source = checks.source or "<checks>"
+    problems: list[str] = []
+    out: list[Check] = []
+    unknown = False
+    for c in checks.checks:
+        label = f"check {shown(c.id)}"
+        try:
+            d = lookup(c.metric)
+        except InputError as exc:
+            unknown = True
+            problems.append(f"{_where(source, c.metric_line or c.line)}: {label}: field "
+                            f"'metric': {exc}")
+            continue
+        if c.kind == "vs_baseline" and not d.per_case:
+            problems.append(f"{_where(source, c.line)}: {label}: {_aggregate_vs_baseline(d)}")
+            continue
+        out.append(c if d.name == c.metric else c.model_copy(update={"metric": d.name}))
+    if problems:
+        head = "1 problem" if len(problems) == 1 else f"{len(problems)} problems"
+        tail = ""
+        if unknown:
+            tail = ("\nmetric names are resolved when the gate runs: register a metric before "
+                    "that (from Python, or with rankproof gate --plugin MODULE). Known now: "
+                    + known_metric_names())
+        raise ConfigError(f"cannot run the checks ({head}):\n"
+                          + "\n".join(f"  - {p}" for p in problems) + tail)
+    return checks.model_copy(update={"checks": tuple(out)})
 
 
 def load_checks(

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from rankproof.data import read_model
 from rankproof.gate._baseline import DEFAULT_DIR, Baseline, load_baseline
-from rankproof.gate._checks import ChecksFile, load_checks
+from rankproof.gate._checks import ChecksFile, load_checks, resolve_checks
 from rankproof.gate._verdict import GateVerdict, run_gate
 from rankproof.harness import EvalReport, run_result_from_report
 from rankproof.targets import Case, RunResult, Target, as_cases, run
@@ -35,13 +35,15 @@ def evaluate_target(
     """Run ``target`` over ``goldens`` for exactly the metrics the checks name, then gate.
 
     A checks *path* is validated against the golden set's case ids, so a
-    scope naming an absent case is refused before the target is invoked.
+    scope naming an absent case is refused before the target is invoked, and
+    so is a metric name still unknown now (`resolve_checks`).
     ``baseline`` may be a name or path (`load_baseline`), a `Baseline` or a
     `RunResult`. Returns the verdict and the run (to save as a baseline).
     """
     cases = as_cases(goldens)
     spec = checks if isinstance(checks, ChecksFile) else load_checks(
         checks, known_case_ids=[c.id for c in cases])
+    spec = resolve_checks(spec)  # names resolve now, before the target is invoked
     base: Baseline | RunResult | None
     if isinstance(baseline, str | os.PathLike):
         base = load_baseline(baseline, baseline_dir)

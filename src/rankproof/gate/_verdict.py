@@ -34,14 +34,15 @@ import numpy as np
 from rankproof._errors import ConfigError, InputError
 from rankproof.comparison import ComparisonRow, Pairing, compare_pairs
 from rankproof.gate._baseline import Baseline, check_compatible
-from rankproof.gate._checks import Check, ChecksFile
+from rankproof.gate._checks import Check, ChecksFile, resolve_checks
 from rankproof.measures import lookup
 from rankproof.targets import RunResult
 
 SCHEMA_VERSION = 2
 #: A baseline check's numbers, written flat in the JSON beside its comparison row.
-_FLAT = ("baseline_value", "difference", "ci_low", "ci_high", "p_value", "p_corrected", "alpha",
-         "correction", "test", "seed", "resamples", "wins", "ties", "losses")
+_FLAT = ("baseline_value", "difference", "ci_low", "ci_high", "ci_level", "margin", "p_value",
+         "p_corrected", "alpha", "correction", "test", "seed", "resamples", "wins", "ties",
+         "losses")
 Outcome = Literal["PASS", "FAIL", "WARN"]
 
 
@@ -51,7 +52,10 @@ class CheckResult:
 
     ``value``: the metric on this run over the checked cases (mean or
     aggregate). For baseline checks also ``baseline_value``, ``difference``
-    (this run − baseline), its ``ci_low``/``ci_high`` (95% paired bootstrap),
+    (this run − baseline), its ``ci_low``/``ci_high`` (the comparison row's
+    interval at ``ci_level``: the test inverted at the check's corrected level,
+    so it excludes 0 — or, for a ``no_regression_beyond`` check, the margin —
+    exactly when the check's verdict says so), ``margin``,
     ``p_value`` and ``p_corrected`` (``correction`` across the gate's
     baseline checks), ``alpha``, ``test``, ``seed``, ``resamples`` and
     ``wins``/``ties``/``losses`` (cases better/equal/worse for the metric's
@@ -86,11 +90,19 @@ class CheckResult:
 
     @property
     def ci_low(self) -> float | None:
-        return None if self.comparison is None else self.comparison.result.ci_low
+        return None if self.comparison is None else self.comparison.ci_low
 
     @property
     def ci_high(self) -> float | None:
-        return None if self.comparison is None else self.comparison.result.ci_high
+        return None if self.comparison is None else self.comparison.ci_high
+
+    @property
+    def ci_level(self) -> float | None:
+        return None if self.comparison is None else self.comparison.ci_level
+
+    @property
+    def margin(self) -> float | None:
+        return None if self.comparison is None else self.comparison.margin
 
     @property
     def p_value(self) -> float | None:
@@ -262,23 +274,42 @@ def _pairing(check: Check, result: RunResult, baseline: RunResult, base_name: st
                    candidate_scores=result.scores(d.name, scope),
                    baseline_scores=baseline.scores(d.name, scope),
                    higher_is_better=d.higher_is_better, alpha=check.effective_alpha,
-                   unit="case", context=f"check {check.id!r}")
+                   unit="case", context=f"check {check.id!r}", margin=check.margin)
+
+
+def _end(x: float) -> str:
+    return ("+∞" if x > 0 else "−∞") if math.isinf(x) else f"{x:+.4f}"
 
 
 def _baseline_result(check: Check, row: ComparisonRow, total: int) -> CheckResult:
     r = row.result
-    passed = row.verdict != "worse"
     direction = "lower" if row.higher_is_better else "higher"
-    stats = (f"Δ {r.difference:+.4f} [95% CI {r.ci_low:+.4f}, {r.ci_high:+.4f}], "
-             f"p {_p(r.p_value)}" + (f" ({row.correction} {_p(row.p_corrected)})"
-                                     if row.correction != "none" else ""))
-    if not passed:
-        message = (f"{row.measure} significantly worse than the baseline ({direction} is "
-                   f"worse): {_fmt(r.mean_a)} vs {_fmt(r.mean_b)}, {stats} ≤ α {row.alpha:g}")
-    elif row.verdict == "better":
-        message = f"{row.measure} significantly better than the baseline: {stats}"
+    interval = f"[{row.ci_level * 100:.4g}% interval {_end(row.ci_low)}, {_end(row.ci_high)}]"
+    stats = (f"Δ {r.difference:+.4f} {interval}, p {_p(r.p_value)}"
+             + (f" ({row.correction} {_p(row.p_corrected)})" if row.correction != "none"
+                else ""))
+    if row.margin is not None:
+        passed = row.verdict == "non-inferior"
+        bound = "lower" if row.higher_is_better else "upper"
+        end = row.ci_low if row.higher_is_better else row.ci_high
+        if passed:
+            message = (f"no regression beyond {row.margin:g} in {row.measure}: the one-sided "
+                       f"{bound} bound {_end(end)} clears {row.bound:+g}; {stats} ≤ α "
+                       f"{row.alpha:g}")
+        else:
+            message = (f"{row.measure}: a regression larger than {row.margin:g} is not ruled "
+                       f"out ({direction} is worse): the one-sided {bound} bound {_end(end)} "
+                       f"does not clear {row.bound:+g}; {stats} > α {row.alpha:g}")
     else:
-        message = f"no significant regression in {row.measure}: {stats} > α {row.alpha:g}"
+        passed = row.verdict != "worse"
+        if not passed:
+            message = (f"{row.measure} significantly worse than the baseline ({direction} is "
+                       f"worse): {_fmt(r.mean_a)} vs {_fmt(r.mean_b)}, {stats} ≤ α "
+                       f"{row.alpha:g}")
+        elif row.verdict == "better":
+            message = f"{row.measure} significantly better than the baseline: {stats}"
+        else:
+            message = f"no significant regression in {row.measure}: {stats} > α {row.alpha:g}"
     return CheckResult(
         id=check.id, metric=row.measure, kind="vs_baseline", level=check.level, passed=passed,
         higher_is_better=row.higher_is_better, value=r.mean_a, covered=r.n, total=total,
@@ -292,12 +323,16 @@ def run_gate(
 ) -> GateVerdict:
     """Evaluate every check of ``checks`` on ``result`` (and ``baseline`` for baseline checks).
 
-    Raises `ConfigError` when a baseline check has no baseline, when the
+    Metric names are resolved first (`resolve_checks`): a metric registered
+    after the checks file was loaded is found, and one still unknown is a
+    `ConfigError`. Raises `ConfigError` also when a baseline check has no
+    baseline, when the
     baseline is not comparable (measures, granularity or judgments differ),
     or when a scoped case has no row; `InputError` when a checked metric was
     not computed; `PairingError` (an `InputError` too) when the run and the
     baseline cover different cases. Otherwise returns the verdict, passed or not.
     """
+    checks = resolve_checks(checks)
     base_run: RunResult | None
     base_name: str | None
     if isinstance(baseline, Baseline):
@@ -316,6 +351,13 @@ def run_gate(
             raise ConfigError(f"check(s) {ids} compare with a baseline, but none was given "
                               "(--baseline NAME|PATH)")
         check_compatible(result.provenance, base_run.provenance, base_name)
+        blind = [side for side, r in (("this run", result), (f"baseline {base_name!r}", base_run))
+                 if r.provenance.judgments_digest is None]
+        if blind:
+            notes.append(f"the judgments could not be compared: {' and '.join(blind)} "
+                         f"record{'s' if len(blind) == 1 else ''} no judgments digest (a "
+                         "comparison JSON keeps none); make sure both sides were measured "
+                         "with the same qrels")
         a, b = result.provenance.corpus_digest, base_run.provenance.corpus_digest
         if a and b and a != b:
             notes.append(f"the corpus differs from the baseline's (digest {b[:19]}… → "

@@ -21,9 +21,25 @@ says so.
 A name belongs to exactly one kind. Registering a name twice, or a name the
 measures parser already accepts (a set name included), raises `InputError`
 at registration rather than letting two definitions compete at lookup time.
+
 Polarity (``higher_is_better``) is a required keyword with no default: a gate
 decides which direction is a regression from it, so guessing it would make a
 wrong verdict look right.
+
+**Bare family words.** A measure family's word that means nothing on its
+own — ``precision``, ``prec``, ``R``, ``hit``, ``hits``, ``hitrate``,
+``hit_rate``, ``Judged``: the family needs a cutoff, so the parser
+refuses the bare word — may name a *per-case* metric when the registration
+says so (``register_metric("precision", fn, higher_is_better=True,
+family_word=True)``). The family keeps every name with a cutoff or
+parameters: ``precision@10``, ``P@10`` and ``P(rel=2)@10`` stay the
+retrieval measure, and only the bare word resolves to the registered
+metric. The opt-in is required because ``precision`` and ``precision@10``
+then name two different things, which should be a visible decision in the
+code that registers it. Words that already mean something alone stay
+refused: a word the parser accepts (``map``, ``ndcg``, ``AP``), and
+trec_eval's bare cutoff families ``P``, ``recall`` and ``Success``, which
+`parse_many` expands to trec_eval's default cutoffs.
 """
 
 from __future__ import annotations
@@ -35,8 +51,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, overload
 
 from rankproof._errors import InputError
-from rankproof.measures._families import families, family
-from rankproof.measures._measure import Measure, expand_set, parse
+from rankproof.measures._families import families, find_family
+from rankproof.measures._measure import Measure, expand_set, parse, parse_many
 from rankproof.measures._sets import TREC_HEADER_LINES, TREC_SETS
 
 Kind = Literal["retrieval", "case", "aggregate"]
@@ -98,6 +114,8 @@ class _Entry:
     needs_judgments: bool
     needs_responses: bool
     cutoff: CutoffRule
+    family_word: bool = False
+    """Registered with ``family_word=True`` (see the module docstring)."""
 
 
 _ENTRIES: dict[str, _Entry] = {}
@@ -113,8 +131,12 @@ def _check_name(name: object) -> str:
     return name
 
 
-def _check_free(name: str) -> None:
-    """Refuse a name already taken by any kind (case-insensitively) or by the measures parser."""
+def _check_free(name: str, *, family_word: bool = False) -> None:
+    """Refuse a name already taken by any kind (case-insensitively) or by the measures parser.
+
+    With ``family_word`` a measure family's bare word is allowed when the
+    parser gives the word alone no meaning (see the module docstring).
+    """
     for reserved in (*TREC_SETS, *TREC_HEADER_LINES):
         if reserved.lower() == name.lower():
             raise InputError(f"metric {name!r} is reserved: {reserved!r} is a trec_eval name "
@@ -131,11 +153,21 @@ def _check_free(name: str) -> None:
     if measure is not None:
         raise InputError(f"metric {name!r} is a retrieval measure (parsed as {measure}); "
                          "the measures registry already defines it")
+    fam = find_family(name)
+    if fam is None:
+        return
+    if not family_word:
+        raise InputError(
+            f"metric {name!r} names the retrieval measure family {fam.name!r}; only a per-case "
+            f"metric may take the bare word, and only by saying so (register_metric({name!r}, "
+            f"..., family_word=True)), while {name}@k keeps meaning {fam.name}@k")
     try:
-        fam = family(name)
+        expands = parse_many(name)
     except InputError:
         return
-    raise InputError(f"metric {name!r} names the retrieval measure family {fam.name!r}")
+    shown_ = ", ".join(str(m) for m in expands[:2])
+    raise InputError(f"metric {name!r} cannot be registered: {name!r} alone already names "
+                     f"trec_eval's default cutoffs of {fam.name} ({shown_}, ...)")
 
 
 def _check_polarity(higher_is_better: object) -> bool:
@@ -153,20 +185,21 @@ def _description(fn: Callable[..., Any], given: str | None) -> str:
 
 
 def _add(entry: _Entry) -> None:
-    _check_free(entry.name)
+    _check_free(entry.name, family_word=entry.family_word)
     _ENTRIES[entry.name] = entry
 
 
 @overload
 def register_metric(name: str, fn: None = None, *, higher_is_better: bool,
-                    needs_judgments: bool = False,
-                    description: str | None = None) -> Callable[[F], F]: ...
+                    needs_judgments: bool = False, description: str | None = None,
+                    family_word: bool = False) -> Callable[[F], F]: ...
 @overload
 def register_metric(name: str, fn: F, *, higher_is_better: bool,
-                    needs_judgments: bool = False, description: str | None = None) -> F: ...
+                    needs_judgments: bool = False, description: str | None = None,
+                    family_word: bool = False) -> F: ...
 def register_metric(name: str, fn: Callable[..., float] | None = None, *,
                     higher_is_better: bool, needs_judgments: bool = False,
-                    description: str | None = None) -> Any:
+                    description: str | None = None, family_word: bool = False) -> Any:
     """Register a per-case metric ``fn(response, case) -> float``.
 
     Use as a decorator or call with the function::
@@ -180,18 +213,23 @@ def register_metric(name: str, fn: Callable[..., float] | None = None, *,
     regression from it. ``needs_judgments=True`` makes `run` refuse cases
     without judgments for this metric instead of scoring them.
     ``description`` defaults to the first line of the docstring.
+    ``family_word=True`` allows a measure family's bare word that means
+    nothing alone (``precision``, ``hit``): the bare word then resolves to
+    this metric while ``precision@10`` stays ``P@10`` (module docstring).
     Raises `InputError` when the name is taken (by a metric, an aggregate or
     the measures parser) and TypeError for a non-bool polarity.
     """
     _check_name(name)
     polarity_ = _check_polarity(higher_is_better)
-    _check_free(name)
+    if not isinstance(family_word, bool):
+        raise TypeError(f"family_word must be True or False, got {type(family_word).__name__}")
+    _check_free(name, family_word=family_word)
 
     def decorator(f: F) -> F:
         if not callable(f):
             raise TypeError(f"a metric function must be callable, got {type(f).__name__}")
         _add(_Entry(name, "case", polarity_, f, _description(f, description),
-                    bool(needs_judgments), False, "none"))
+                    bool(needs_judgments), False, "none", family_word))
         return f
 
     return decorator if fn is None else decorator(fn)
@@ -275,15 +313,15 @@ def lookup(name: str | Measure | MetricDef) -> MetricDef:
     if text in TREC_SETS:
         raise InputError(f"{text!r} is trec_eval's set of {len(expand_set(text))} measures, "
                          "not one metric; resolve() expands it to its members")
-    m = _WITH_CUTOFF.match(text)
-    if m and m.group("base") in _ENTRIES:
-        return _from_entry(_ENTRIES[m.group("base")], int(m.group("k")), text)
     try:
         measure = parse(text)
     except InputError as exc:
         reason = str(exc)
-    else:
+    else:  # before name@k: a family word registered bare keeps the family's precision@10
         return _retrieval(measure)
+    m = _WITH_CUTOFF.match(text)
+    if m and m.group("base") in _ENTRIES and find_family(m.group("base")) is None:
+        return _from_entry(_ENTRIES[m.group("base")], int(m.group("k")), text)
     raise InputError(f"unknown metric {text!r}: not a registered metric or aggregate, and not a "
                      f"retrieval measure ({reason}){_suggest(text)}")
 

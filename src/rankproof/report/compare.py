@@ -24,6 +24,19 @@ _LEVELS = {"holm": "each row's Holm step-down level", "bonferroni": "the Bonferr
            "tukey-hsd": "the simultaneous level"}
 
 
+_HIT_FAMILY = "Success"
+_STYLES = {"better": "green", "worse": "bold red", "no detectable difference": "",
+           "non-inferior": "green", "not shown non-inferior": "bold red"}
+
+
+def label(measure: str) -> str:
+    """A measure's label in tables: ``Success@k`` reads ``hit@k`` (the name people look for
+    beside trec recall ``R@k``); every other name as is. JSON keeps the canonical name."""
+    if measure.startswith(_HIT_FAMILY) and measure[len(_HIT_FAMILY):][:1] in ("@", "(", ""):
+        return "hit" + measure[len(_HIT_FAMILY):]
+    return measure
+
+
 def _end(value: float, digits: int) -> str:
     if math.isinf(value):
         return "+∞" if value > 0 else "−∞"
@@ -96,7 +109,7 @@ def _title(c: Comparison, measure: str) -> str:
 
 def comparison_tables(c: Comparison) -> list[tuple[Table, list[str]]]:
     """One Rich table per measure, with its numbered notes."""
-    styles = {"better": "green", "worse": "bold red", "no detectable difference": ""}
+    styles = _STYLES
     tables = []
     for measure in c.measures:
         table = Table(title=_title(c, measure), title_justify="left")
@@ -134,13 +147,14 @@ def comparison_markdown(c: Comparison) -> str:
 
 
 def _short_verdict(row: ComparisonRow) -> str:
-    short = {"better": "better", "worse": "worse", "no detectable difference": "n.s."}
+    short = {"better": "better", "worse": "worse", "no detectable difference": "n.s.",
+             "non-inferior": "non-inf.", "not shown non-inferior": "not non-inf."}
     return short[row.verdict] + ("*" if row.underpowered else "")
 
 
 def comparison_compact_table(c: Comparison) -> tuple[Table, list[str]]:
     """All measures in one narrow table (for ``rankproof eval``), with its notes."""
-    styles = {"better": "green", "worse": "bold red", "no detectable difference": ""}
+    styles = _STYLES
     corr = c.correction if c.pairs == "baseline" else "Tukey HSD"
     table = Table(title=f"vs {c.baseline}: {c.test} test, p corrected by {corr}, "
                         f"α = {c.alpha:g}; {interval_caption(c)}",
@@ -161,8 +175,8 @@ def comparison_compact_table(c: Comparison) -> tuple[Table, list[str]]:
                 if note not in notes:
                     notes.append(note)
                 marks.append(str(notes.index(note) + 1))
-            label = row.candidate + (f" [{','.join(marks)}]" if marks else "")
-            table.add_row(measure, label,
+            name = row.candidate + (f" [{','.join(marks)}]" if marks else "")
+            table.add_row(label(measure), name,
                           f"{r.mean_a:.4f}", f"{r.difference:+.4f}",
                           interval_text(row, 3), level_text(row), _p(row.p_corrected),
                           f"{row.wins}/{row.ties}/{row.losses}", _short_verdict(row),

@@ -8,6 +8,8 @@ nothing without knowing whether 0.01 is noise on this golden set.
 
 from __future__ import annotations
 
+import math
+
 from rich import box
 from rich.table import Table
 from rich.text import Text
@@ -27,6 +29,10 @@ def _num(x: float | None) -> str:
     return f"{x:.4f}" if abs(x) < 1e5 else f"{x:.4g}"
 
 
+def _end(x: float) -> str:
+    return ("+∞" if x > 0 else "−∞") if math.isinf(x) else f"{x:+.4f}"
+
+
 def _p(x: float | None) -> str:
     if x is None:
         return "—"
@@ -38,13 +44,15 @@ def cells(c: CheckResult) -> dict[str, str]:
     base = _num(c.baseline_value) if c.kind == "vs_baseline" else "—"
     if c.kind == "vs_baseline":
         value = _num(c.value)
-        delta = (f"{c.difference:+.4f} [{c.ci_low:+.4f}, {c.ci_high:+.4f}]"
+        delta = (f"{c.difference:+.4f} [{_end(c.ci_low)}, {_end(c.ci_high)}] "
+                 f"({c.ci_level * 100:.4g}%)"
                  if c.difference is not None and c.ci_low is not None
-                 and c.ci_high is not None else "—")
+                 and c.ci_high is not None and c.ci_level is not None else "—")
         p = _p(c.p_value)
         if c.correction not in (None, "none") and c.p_corrected is not None:
             p += f" ({c.correction} {_p(c.p_corrected)})"
-        rule = f"no regression, α {c.alpha:g}"
+        rule = (f"no regression, α {c.alpha:g}" if c.margin is None
+                else f"no regression beyond {c.margin:g}, α {c.alpha:g}")
     else:
         value, delta, p = _num(c.value), "—", "—"
         rule = f"{_OPS.get(c.op or '', c.op)} {c.threshold:g}"
@@ -69,7 +77,8 @@ def _subtitle(v: GateVerdict) -> str:
     if v.baseline is not None:
         parts.append(f"baseline {v.baseline!r}")
         parts.append(f"randomization test, {v.resamples} resamples, seed {v.seed}, "
-                     f"{v.correction} correction, 95% bootstrap CI")
+                     f"{v.correction} correction; intervals: the test inverted at each "
+                     "check's corrected level (one-sided for no_regression_beyond)")
     if v.source:
         parts.append(f"checks {v.source}")
     return "; ".join(parts)
@@ -80,7 +89,7 @@ def verdict_table(v: GateVerdict) -> Table:
     table = Table(title=f"{_title(v)}\n{_subtitle(v)}", title_justify="left",
                   box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     for name, justify in (("check", "left"), ("metric", "left"), ("value", "right"),
-                          ("baseline", "right"), ("Δ [95% CI]", "right"), ("p", "right"),
+                          ("baseline", "right"), ("Δ [interval] (level)", "right"), ("p", "right"),
                           ("rule", "left"),
                           ("level", "left"), ("coverage", "right"), ("verdict", "left")):
         table.add_column(name, justify=justify,  # type: ignore[arg-type]
@@ -110,7 +119,8 @@ def verdict_markdown(v: GateVerdict) -> str:
     """A GitHub-flavoured Markdown summary (suitable for ``$GITHUB_STEP_SUMMARY``)."""
     icon = "✅" if v.passed else "❌"
     out = [f"### {icon} rankproof {_title(v)}", "", _md(_subtitle(v)), "",
-           "| | check | metric | value | baseline | Δ [95% CI] | p | rule | level | coverage |",
+           "| | check | metric | value | baseline | Δ [interval] (level) | p | rule | level "
+           "| coverage |",
            "|---|---|---|---:|---:|---:|---:|---|---|---:|"]
     for c in v.checks:
         f = cells(c)

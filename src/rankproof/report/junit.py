@@ -45,7 +45,7 @@ def _details(c: CheckResult) -> str:
              f"rule: {f['rule']}",
              f"coverage: {f['coverage']}", f"level: {c.level}"]
     if c.kind == "vs_baseline":
-        lines += [f"difference [95% CI]: {f['delta']}", f"p: {f['p']}",
+        lines += [f"difference [interval] (level): {f['delta']}", f"p: {f['p']}",
                   f"wins/ties/losses: {c.wins}/{c.ties}/{c.losses}",
                   f"test: {c.test}, resamples {c.resamples}, seed {c.seed}"]
     return "\n".join(lines)
