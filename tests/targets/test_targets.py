@@ -20,7 +20,8 @@ from rankproof.targets import CallableTarget, Case, RetrieverTarget, Target, Tar
 def test_public_names_are_pinned_and_sorted() -> None:
     assert rankproof.targets.__all__ == sorted(rankproof.targets.__all__)
     assert set(rankproof.targets.__all__) == {
-        "CallableTarget", "Case", "CaseRow", "HttpTarget", "RetrieverTarget", "RunProvenance",
+        "CallableTarget", "Case", "CaseRow", "GoldenSet", "HttpTarget", "RetrieverTarget",
+        "RunProvenance",
         "RunResult", "Target", "TargetResponse", "as_cases", "compute_aggregate",
         "default_build_payload", "default_extract", "judgments_digest", "load_goldens",
         "register_loader", "run",

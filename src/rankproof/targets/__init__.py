@@ -10,9 +10,10 @@ latency, meta). Three come built in:
 
 A target that fails raises `rankproof.TargetError` naming the case, rather
 than returning an empty list that would be scored as a bad ranking.
-`load_goldens` reads cases from JSONL, YAML or CSV; `register_loader` adds a
-format. `run` evaluates a target over a golden set into a `RunResult` that
-keeps every case's row (retrieval measures, per-case metrics registered in
+`load_goldens` reads cases from JSONL, YAML or CSV into a `GoldenSet` (a tuple
+of cases with ``get(id)`` and ``ids()``); `register_loader` adds a format.
+`run` evaluates a target over a golden set into a `RunResult` that keeps
+every case's row (retrieval measures, per-case metrics registered in
 `rankproof.measures`, and run-level aggregates). Built-in metrics over
 responses: ``latency_ms``, ``latency_p50/p95/p99``, ``latency_mean``,
 ``max_item_share[@k]`` and ``entropy[@k]``.
@@ -21,7 +22,7 @@ responses: ``latency_ms``, ``latency_p50/p95/p99``, ``latency_mean``,
 from rankproof.targets import _builtin  # noqa: F401  (registers the built-in metrics)
 from rankproof.targets._base import CallableTarget, Target
 from rankproof.targets._case import Case, TargetResponse
-from rankproof.targets._goldens import load_goldens, register_loader
+from rankproof.targets._goldens import GoldenSet, load_goldens, register_loader
 from rankproof.targets._http import HttpTarget, default_build_payload, default_extract
 from rankproof.targets._retriever import RetrieverTarget
 from rankproof.targets._run import (
@@ -38,6 +39,7 @@ __all__ = [
     "CallableTarget",
     "Case",
     "CaseRow",
+    "GoldenSet",
     "HttpTarget",
     "RetrieverTarget",
     "RunProvenance",

@@ -12,6 +12,11 @@ map), ``tags`` (a list), ``meta`` (a mapping). CSV columns: ``id``,
 ``query``, and optionally ``relevant`` and ``tags``, each a ``;``-separated
 list (an empty ``relevant`` cell means no judgments). A case without
 judgments loads, with ``case.judged`` False.
+
+`load_goldens` returns a `GoldenSet`: a tuple of cases in file order (so
+everything that takes a tuple of cases takes it) that can also look a case
+up by id (`GoldenSet.get`) and list the ids (`GoldenSet.ids`, what a checks
+file's ``known_case_ids`` wants).
 """
 
 from __future__ import annotations
@@ -39,6 +44,39 @@ _Builtin: TypeAlias = Callable[[Path, str], _Located]
 
 _BUILTIN: dict[str, _Builtin] = {}
 _CUSTOM: dict[str, Loader] = {}
+
+
+class GoldenSet(tuple[Case, ...]):
+    """The cases of a golden set, in file order, with lookup by id.
+
+    A tuple subclass rather than a new container: a golden set *is* an
+    ordered, immutable sequence of cases, and every function that takes a
+    tuple of cases (`rankproof.targets.run`, `as_cases`) keeps taking it.
+    Ids are unique (`load_goldens` refuses a repeat), so `get` finds at most
+    one case; it scans (a golden set is hand-written, tens to thousands of
+    cases), which keeps the type a plain tuple with no index to go stale.
+    """
+
+    __slots__ = ()
+
+    def ids(self) -> tuple[str, ...]:
+        """The case ids in file order (e.g. for ``load_checks(known_case_ids=...)``)."""
+        return tuple(c.id for c in self)
+
+    def get(self, case_id: str) -> Case:
+        """The case with id ``case_id``; an unknown id raises `InputError` naming it.
+
+        Raising, rather than returning None as `dict.get` does, is deliberate:
+        a golden set is read to be evaluated, and a None handed to a target
+        would fail later, further from the typo that caused it.
+        """
+        for case in self:
+            if case.id == case_id:
+                return case
+        known = self.ids()
+        shown_ = ", ".join(_limits.shown(i) for i in known[:5]) + (" …" if len(known) > 5 else "")
+        raise InputError(f"the golden set has no case {_limits.shown(case_id)} "
+                         f"({len(known)} case(s): {shown_})", field="id")
 
 
 def _field(value: object) -> str:
@@ -100,11 +138,12 @@ def _known() -> list[str]:
     return sorted({*_BUILTIN, *_CUSTOM})
 
 
-def load_goldens(path: str | os.PathLike[str]) -> tuple[Case, ...]:
+def load_goldens(path: str | os.PathLike[str]) -> GoldenSet:
     """Read a golden set; the format is chosen by the file's suffix.
 
     Built in: ``.jsonl``, ``.yaml``/``.yml``, ``.csv``; others through
-    `register_loader`. Returns the cases in file order. Raises `InputError`
+    `register_loader`. Returns the cases in file order, as a `GoldenSet`
+    (a tuple with ``get(id)`` and ``ids()``). Raises `InputError`
     (with path, line and field where known) for an unreadable file, an
     unknown suffix, a malformed row, a duplicate id, or zero cases.
     """
@@ -138,7 +177,7 @@ def load_goldens(path: str | os.PathLike[str]) -> tuple[Case, ...]:
     return _finish(p, located, by_line=False)
 
 
-def _finish(path: Path, located: _Located, *, by_line: bool) -> tuple[Case, ...]:
+def _finish(path: Path, located: _Located, *, by_line: bool) -> GoldenSet:
     if not located:
         raise InputError("the golden set has no cases; a gate over zero cases proves nothing",
                          path=str(path))
@@ -155,7 +194,7 @@ def _finish(path: Path, located: _Located, *, by_line: bool) -> tuple[Case, ...]
                 f"#{first[case.id]})",
                 path=str(path), field="id")
         first[case.id] = pos
-    return tuple(case for _, case in located)
+    return GoldenSet(case for _, case in located)
 
 
 def _read_text(path: Path) -> str:
