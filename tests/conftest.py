@@ -16,6 +16,15 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory,
+                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Embeddings and indexes are cached in the session's temporary folder, never in ~/.cache:
+    a test must not depend on, or leave behind, what an earlier run wrote (a test that sets
+    RANKPROOF_CACHE itself overrides this)."""
+    monkeypatch.setenv("RANKPROOF_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """``../shared/data`` (CI lays it beside the clone); missing is an error, not a skip."""

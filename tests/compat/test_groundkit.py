@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.harness._golden import golden_report
 
 from rankproof import InputError, PairingError
 from rankproof.compat.groundkit import (
@@ -30,7 +30,6 @@ from rankproof.compat.groundkit import (
     paired_bootstrap,
 )
 from rankproof.corpus import read_corpus, read_judgments
-from rankproof.harness import EvalConfig, golden_inputs, run_experiment
 from rankproof.stats import paired_test
 
 B = 10_000
@@ -169,17 +168,8 @@ def test_an_unknown_name_is_refused() -> None:
 # -- compare_report_stages -----------------------------------------------------------------
 
 
-@pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory: pytest.TempPathFactory,
-                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RANKPROOF_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
-
-
-@cache
 def _report() -> EvalReport:
-    config = EvalConfig(stages=("bm25", "dense", "fusion"), embedder="hashing", resamples=300,
-                        seed=5)
-    return run_experiment(golden_inputs("chunk", 800, 100), config)[0]
+    return golden_report(300, seed=5)
 
 
 def _stage_scores(report: EvalReport, stage: str, measure: str) -> dict[str, float]:

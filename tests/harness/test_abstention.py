@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.harness._golden import golden_report
 from typer.testing import CliRunner
 
 from rankproof import InputError
@@ -31,18 +31,9 @@ from rankproof.harness._breakdown import (
 from rankproof.report.eval import abstention_table, eval_tables
 from rankproof.report.table import render_text
 
-FAST = EvalConfig(stages=("bm25", "dense", "fusion"), embedder="hashing", resamples=400, seed=3)
 
-
-@pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory: pytest.TempPathFactory,
-                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RANKPROOF_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
-
-
-@cache
 def _report() -> EvalReport:
-    return run_experiment(golden_inputs("chunk", 800, 100), FAST)[0]
+    return golden_report(400, seed=3)
 
 
 # --- the statistic -------------------------------------------------------------------------

@@ -2,34 +2,21 @@
 
 from __future__ import annotations
 
-from functools import cache
-
 import numpy as np
 import pytest
+from tests.harness._golden import golden_report
 
 from rankproof.harness import (
     DEFAULT_EVAL_MEASURES,
-    EvalConfig,
     EvalReport,
-    golden_inputs,
-    run_experiment,
 )
 from rankproof.harness._breakdown import category_results
 from rankproof.report.eval import category_table, eval_tables, label, stage_table
 from rankproof.report.table import render_text
 
-FAST = EvalConfig(stages=("bm25", "dense", "fusion"), embedder="hashing", resamples=300)
 
-
-@pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory: pytest.TempPathFactory,
-                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RANKPROOF_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
-
-
-@cache
 def _report() -> EvalReport:
-    return run_experiment(golden_inputs("chunk", 800, 100), FAST)[0]
+    return golden_report(300, seed=0)
 
 
 def test_hit_rate_sits_beside_trec_recall_in_the_defaults() -> None:

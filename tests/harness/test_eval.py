@@ -27,12 +27,6 @@ runner = CliRunner()
 FAST = EvalConfig(stages=("bm25", "dense", "fusion"), embedder="hashing", resamples=500)
 
 
-@pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory: pytest.TempPathFactory,
-                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RANKPROOF_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
-
-
 @cache
 def _fast_report() -> EvalReport:
     report, _ = run_experiment(golden_inputs("chunk", 800, 100), FAST)

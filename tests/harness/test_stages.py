@@ -4,38 +4,27 @@ from __future__ import annotations
 
 import json
 import shutil
-from functools import cache
 from pathlib import Path
 
 import pytest
+from tests.harness._golden import golden_report
 from typer.testing import CliRunner
 
 from rankproof import InputError, PairingError
 from rankproof.cli import app
 from rankproof.comparison import Comparison, compare_scores
 from rankproof.harness import (
-    EvalConfig,
     EvalReport,
     compare_report_stages,
-    golden_inputs,
     read_report,
-    run_experiment,
 )
 
 runner = CliRunner()
-FAST = EvalConfig(stages=("bm25", "dense", "fusion"), embedder="hashing", resamples=300, seed=5)
 TOY = Path(__file__).resolve().parents[2] / "examples" / "toy"
 
 
-@pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory: pytest.TempPathFactory,
-                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RANKPROOF_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
-
-
-@cache
 def _report() -> EvalReport:
-    return run_experiment(golden_inputs("chunk", 800, 100), FAST)[0]
+    return golden_report(300, seed=5)
 
 
 def _saved(tmp_path: Path, doc: dict[str, object] | None = None) -> Path:
