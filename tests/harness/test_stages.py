@@ -163,7 +163,7 @@ def test_cli_compare_stages_table_and_json(tmp_path: Path) -> None:
                                  "--json", str(out)], env={"COLUMNS": "160"})
     assert result.exit_code == 0, result.output
     assert "nDCG@10: baseline dense, 78 topics, randomization test" in result.stdout
-    assert "Success@1: baseline dense" in result.stdout
+    assert "hit@1: baseline dense" in result.stdout
     doc = json.loads(out.read_text())
     assert doc["kind"] == "rankproof.comparison" and doc["baseline"] == "dense"
     expected = compare_report_stages(_report(), baseline="dense", candidate="fusion",

@@ -20,8 +20,13 @@ from rankproof.stats import INTERVAL_LABELS
 _HEADERS = ("system", "baseline", "mean", "Δ", "rel Δ", "CI", "level", "p", "p corr",
             "W/T/L", "verdict")
 _LEVELS = {"holm": "each row's Holm step-down level", "bonferroni": "the Bonferroni level",
-           "bh": "the false-coverage-rate level of BH", "none": "the uncorrected level",
+           "bh": "the BH false-coverage level", "none": "the uncorrected level",
            "tukey-hsd": "the simultaneous level"}
+#: Short names of the interval constructions, for table titles (`INTERVAL_LABELS` in full).
+_SHORT = {"randomization": "inverted randomization test", "t": "t interval",
+          "percentile": "percentile bootstrap", "studentized": "studentized bootstrap",
+          "wilcoxon": "inverted Wilcoxon test (pseudo-median)",
+          "sign": "inverted sign test (median)", "tukey": "Tukey HSD simultaneous interval"}
 
 
 _HIT_FAMILY = "Success"
@@ -54,11 +59,14 @@ def level_text(row: ComparisonRow) -> str:
 
 
 def interval_caption(c: Comparison) -> str:
-    """How the intervals were built and at what level, for a table's header."""
+    """How the intervals were built and at what level, for a table's header.
+
+    Every row's interval excludes 0 exactly when its verdict is better/worse;
+    `INTERVAL_LABELS` has each construction in full.
+    """
     methods = list(dict.fromkeys(r.ci_method for r in c.rows)) or ["randomization"]
-    labels = "; ".join(INTERVAL_LABELS.get(m, m) for m in methods)
-    return (f"interval: {labels}, at {_LEVELS.get(c.correction, c.correction)} "
-            "(excludes 0 exactly when the verdict is better/worse)")
+    labels = "; ".join(_SHORT.get(m, INTERVAL_LABELS.get(m, m)) for m in methods)
+    return f"CI: {labels} at {_LEVELS.get(c.correction, c.correction)}"
 
 
 def _pct(value: float | None) -> str:
@@ -103,7 +111,7 @@ def _footnotes(c: Comparison, measure: str) -> tuple[list[tuple[ComparisonRow, s
 
 def _title(c: Comparison, measure: str) -> str:
     corr = c.correction if c.pairs == "baseline" else "Tukey HSD"
-    return (f"{measure}: baseline {c.baseline}, {c.n_topics} topics, {c.test} test, "
+    return (f"{label(measure)}: baseline {c.baseline}, {c.n_topics} topics, {c.test} test, "
             f"p corrected by {corr}, α = {c.alpha:g}; {interval_caption(c)}")
 
 
