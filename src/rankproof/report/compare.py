@@ -190,7 +190,7 @@ def comparison_compact_table(c: Comparison) -> tuple[Table, list[str]]:
                           f"{row.wins}/{row.ties}/{row.losses}", _short_verdict(row),
                           style=styles[row.verdict])
     footer = [f"[{i}] {n}" for i, n in enumerate(notes, 1)]
-    needed = [f"{r.candidate} on {r.measure}: ~{r.result.queries_needed}" for r in c.rows
+    needed = [f"{r.candidate} on {label(r.measure)}: ~{r.result.queries_needed}" for r in c.rows
               if r.underpowered]
     if needed:
         footer.append("n.s.* = no detectable difference, underpowered; queries needed for 80% "
