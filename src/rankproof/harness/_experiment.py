@@ -19,11 +19,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Literal, get_args
 
 import numpy as np
@@ -66,6 +64,7 @@ from rankproof.retrieval import (
     SentenceTransformerCrossEncoder,
     SentenceTransformerEmbedder,
     StageOutput,
+    default_cache_dir,
     rerank_unavailable_reason,
 )
 from rankproof.stats import CORRECTIONS, TESTS, nearest_rank
@@ -169,11 +168,6 @@ class EvalConfig:
         return data
 
 
-def _cache_dir() -> Path:
-    root = os.environ.get("RANKPROOF_CACHE")
-    return Path(root) if root else Path.home() / ".cache" / "rankproof"
-
-
 def build_stages(config: EvalConfig, chunk_depth: int | None = None) -> list[Retriever]:
     """The configured stages, in order (bm25 first).
 
@@ -187,7 +181,7 @@ def build_stages(config: EvalConfig, chunk_depth: int | None = None) -> list[Ret
     if "dense" in config.stages:
         embedder = (HashingEmbedder() if config.embedder == "hashing"
                     else SentenceTransformerEmbedder())
-        dense = DenseRetriever(embedder, cache_dir=_cache_dir() / "embeddings")
+        dense = DenseRetriever(embedder, cache_dir=default_cache_dir() / "embeddings")
         stages.append(dense)
     fusion: Retriever | None = None
     if "fusion" in config.stages:

@@ -11,6 +11,7 @@ from rankproof.retrieval._base import (
     Docs,
     Retriever,
     StageOutput,
+    default_cache_dir,
     docs_digest,
 )
 from rankproof.retrieval._bm25 import BM25Retriever
@@ -49,6 +50,7 @@ __all__ = [
     "SentenceTransformerCrossEncoder",
     "SentenceTransformerEmbedder",
     "StageOutput",
+    "default_cache_dir",
     "docs_digest",
     "exact_search",
     "fuse",

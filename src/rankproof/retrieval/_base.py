@@ -12,10 +12,12 @@ runs.
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -68,6 +70,13 @@ class Retriever(Protocol):
     def search(self, queries: Queries, k: int) -> StageOutput:
         """Return at most ``k`` documents per ``(qid, text)`` query."""
         ...
+
+
+def default_cache_dir() -> Path:
+    """Where embeddings and indexes are cached: ``$RANKPROOF_CACHE``, else
+    ``~/.cache/rankproof`` (one rule for the harness and discovery)."""
+    root = os.environ.get("RANKPROOF_CACHE")
+    return Path(root) if root else Path.home() / ".cache" / "rankproof"
 
 
 def docs_digest(docs: Docs) -> str:

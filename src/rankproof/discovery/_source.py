@@ -1,0 +1,396 @@
+"""What a discovery evaluation searches: a catalogue with a retrieval mode, or your callable.
+
+Everything in `rankproof.discovery` asks a `Searcher` for the top ``k`` ids
+of each query, **once** per evaluation, and scores what came back. Two kinds:
+
+* `CatalogSearcher`: a `Catalog` (a folder of ``.txt``/``.md`` files, id =
+  file stem, or a JSONL file of ``{id, title, text, tags}``) indexed with
+  rankproof's own retrieval stages: ``bm25``, ``dense``, ``hybrid`` (RRF
+  fusion of the two) and, on request, a cross-encoder ``rerank`` on top.
+  ``dense``/``hybrid`` need the ``dense`` extra; without it the searcher is
+  refused with the install hint (`MissingExtraError`), never quietly
+  downgraded. The hashing embedder is accepted as a labelled test double:
+  the searcher is then ``degraded`` and says why in ``notes``.
+* `CallableSearcher`: any ``(query, k) -> [(id, score), ...]`` (best first),
+  e.g. a production search service behind a function. Its identity is its
+  ``MODULE:CALLABLE`` name plus an optional version you give, which is what
+  a calibrated floor is stamped with.
+
+A searcher's ``identity`` (catalogue digest, mode, model) is recorded on
+every report and calibration, so a number is never read against the wrong
+configuration and a stale floor is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import math
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from rankproof._errors import ConfigError, InputError
+from rankproof._io import PathLike
+from rankproof.data import Input, read_jsonl
+from rankproof.retrieval import (
+    BM25Retriever,
+    CrossEncoder,
+    DenseRetriever,
+    Embedder,
+    FusionRetriever,
+    HashingEmbedder,
+    RerankRetriever,
+    Retriever,
+    SentenceTransformerEmbedder,
+    default_cache_dir,
+)
+
+Mode = Literal["bm25", "dense", "hybrid"]
+MODES: tuple[str, ...] = ("bm25", "dense", "hybrid")
+Hit = tuple[str, float]
+Ranking = tuple[Hit, ...]
+SearchFn = Callable[[str, int], Sequence[tuple[str, float]]]
+
+_ITEM_KEYS = ("id", "title", "text", "tags")
+_TEXT_SUFFIXES = (".txt", ".md")
+
+
+@dataclass(frozen=True)
+class CatalogItem:
+    """One capability: a stable ``id``, a ``title``, a description ``text`` and ``tags``."""
+
+    id: str
+    title: str = ""
+    text: str = ""
+    tags: tuple[str, ...] = ()
+
+    @property
+    def document(self) -> str:
+        """What is indexed: title, description and tags, one per line."""
+        return "\n".join(p for p in (self.title, self.text, " ".join(self.tags)) if p)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "text": self.text, "tags": list(self.tags)}
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """The items a discovery query can be answered with, in a fixed order (by id)."""
+
+    items: tuple[CatalogItem, ...]
+    name: str = "catalog"
+    path: str | None = None
+
+    def __post_init__(self) -> None:
+        seen: set[str] = set()
+        for item in self.items:
+            if item.id in seen:
+                raise InputError(f"catalogue {self.name!r} lists id {item.id!r} twice",
+                                 path=self.path, field="id")
+            seen.add(item.id)
+        if not self.items:
+            raise InputError(f"catalogue {self.name!r} is empty", path=self.path)
+        object.__setattr__(self, "items", tuple(sorted(self.items, key=lambda i: i.id)))
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(i.id for i in self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def get(self, item_id: str) -> CatalogItem:
+        for item in self.items:
+            if item.id == item_id:
+                return item
+        raise KeyError(item_id)
+
+    def docs(self) -> list[tuple[str, str]]:
+        """``(id, text)`` pairs for the retrieval stages."""
+        return [(i.id, i.document) for i in self.items]
+
+    @property
+    def digest(self) -> str:
+        """``sha256:…`` over every item (id, title, text, tags): the catalogue's identity."""
+        h = hashlib.sha256(b"rankproof-catalog-v1\0")
+        for item in self.items:
+            raw = json.dumps(item.to_dict(), ensure_ascii=False, sort_keys=True).encode("utf-8")
+            h.update(len(raw).to_bytes(8, "little"))
+            h.update(raw)
+        return "sha256:" + h.hexdigest()
+
+    def subset(self, ids: Iterable[str], name: str | None = None) -> Catalog:
+        """A catalogue of only ``ids`` (each must exist)."""
+        wanted = set(ids)
+        missing = sorted(wanted - set(self.ids))
+        if missing:
+            raise InputError(f"ids not in catalogue {self.name!r}: {', '.join(missing[:5])}")
+        return Catalog(tuple(i for i in self.items if i.id in wanted),
+                       name=name or f"{self.name}[{len(wanted)}]", path=self.path)
+
+
+def _item(obj: Mapping[str, Any], path: str, line: int) -> CatalogItem:
+    unknown = sorted(set(obj) - set(_ITEM_KEYS))
+    if unknown:
+        raise InputError(f"unknown key(s) {', '.join(map(repr, unknown))}; an item has "
+                         f"{', '.join(_ITEM_KEYS)}", path=path, line=line, field=unknown[0])
+    item_id = obj.get("id")
+    if not isinstance(item_id, str) or not item_id.strip() or item_id != item_id.strip():
+        raise InputError(f"id must be a non-empty string without surrounding spaces, got "
+                         f"{item_id!r}", path=path, line=line, field="id")
+    for name in ("title", "text"):
+        if not isinstance(obj.get(name, ""), str):
+            raise InputError(f"{name} must be a string", path=path, line=line, field=name)
+    tags = obj.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise InputError("tags must be a list of strings", path=path, line=line, field="tags")
+    item = CatalogItem(item_id, obj.get("title", ""), obj.get("text", ""), tuple(tags))
+    if not item.document.strip():
+        raise InputError(f"item {item_id!r} has no title, text or tags to search",
+                         path=path, line=line, field="text")
+    return item
+
+
+def load_catalog(path: PathLike, *, name: str | None = None) -> Catalog:
+    """A catalogue from a folder of ``.txt``/``.md`` files (id = stem) or a JSONL file.
+
+    In a folder, each file's first non-blank line is its title and the rest
+    its text; other files are ignored, and a folder without any is refused.
+    """
+    p = Path(path)
+    label = name or p.stem
+    if p.is_dir():
+        files = sorted(f for f in p.iterdir() if f.suffix in _TEXT_SUFFIXES and f.is_file())
+        if not files:
+            raise InputError(f"no {' or '.join(_TEXT_SUFFIXES)} files in the folder", path=str(p))
+        items = []
+        for f in files:
+            text = Input.open(f).text().strip()
+            if not text:
+                raise InputError("the file is empty", path=str(f))
+            title, _, body = text.partition("\n")
+            items.append(CatalogItem(f.stem, title.strip().lstrip("# ").strip(), body.strip()))
+        return Catalog(tuple(items), name=label, path=str(p))
+    items = [_item(obj, str(p), line) for line, obj in read_jsonl(p)]
+    return Catalog(tuple(items), name=label, path=str(p))
+
+
+@runtime_checkable
+class Searcher(Protocol):
+    """Ranks catalogue ids for queries; what every discovery function asks, once."""
+
+    mode: str
+    degraded: bool
+    notes: tuple[str, ...]
+
+    @property
+    def identity(self) -> dict[str, Any]: ...
+
+    @property
+    def ids(self) -> tuple[str, ...] | None: ...
+
+    def search_many(self, queries: Sequence[str], k: int) -> list[Ranking]: ...
+
+
+def _ranked(scores: Mapping[str, float], k: int) -> Ranking:
+    """Best first by trec_eval's rule: score descending, ties by id descending (byte-wise)."""
+    by_id = sorted(scores.items(), key=lambda kv: kv[0].encode("utf-8"), reverse=True)
+    return tuple(sorted(by_id, key=lambda kv: -kv[1])[:k])
+
+
+@dataclass
+class CatalogSearcher:
+    """A catalogue searched with rankproof's retrieval stages in one ``mode``.
+
+    ``embedder`` defaults to the MiniLM sentence-transformer (the ``dense``
+    extra); a `HashingEmbedder` is accepted and marks the searcher
+    ``degraded``. ``rerank`` puts a cross-encoder over the first ``depth``
+    results.
+    """
+
+    catalog: Catalog
+    mode: str = "hybrid"
+    embedder: Embedder | None = None
+    rerank: CrossEncoder | None = None
+    rrf_k: float = 60
+    depth: int = 100
+    calls: int = 0
+    degraded: bool = False
+    notes: tuple[str, ...] = ()
+    _stage: Retriever | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+        if self.mode != "bm25" and self.embedder is None:
+            self.embedder = SentenceTransformerEmbedder()  # MissingExtraError without the extra
+        if isinstance(self.embedder, HashingEmbedder) and self.mode != "bm25":
+            self.degraded = True
+            self.notes = (*self.notes, f"mode {self.mode!r} used the hashing embedder, a "
+                          "test double: its dense scores are not a real model's")
+
+    def _build(self) -> Retriever:
+        bm25 = BM25Retriever()
+        stage: Retriever = bm25
+        if self.mode != "bm25":
+            assert self.embedder is not None
+            dense = DenseRetriever(self.embedder, cache_dir=default_cache_dir() / "embeddings")
+            stage = dense if self.mode == "dense" else FusionRetriever(
+                [bm25, dense], "rrf", rrf_k=self.rrf_k, depth=self.depth)
+        if self.rerank is not None:
+            stage = RerankRetriever(stage, self.rerank, depth=self.depth)
+        stage.index(self.catalog.docs())
+        return stage
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        model = None if self.mode == "bm25" or self.embedder is None else self.embedder.model_id
+        return {"kind": "catalog", "catalog": self.catalog.name, "digest": self.catalog.digest,
+                "size": len(self.catalog), "mode": self.mode, "embedder": model,
+                "rerank": None if self.rerank is None else getattr(self.rerank, "model_id",
+                                                                   type(self.rerank).__name__)}
+
+    @property
+    def ids(self) -> tuple[str, ...] | None:
+        return self.catalog.ids
+
+    def search_many(self, queries: Sequence[str], k: int) -> list[Ranking]:
+        """The top ``k`` ``(id, score)`` of each query, in the order of ``queries``."""
+        if self._stage is None:
+            self._stage = self._build()
+        self.calls += 1
+        qids = [f"q{i}" for i in range(len(queries))]
+        out = self._stage.search(list(zip(qids, queries, strict=True)), k)
+        table = out.run.to_dict()
+        for note in out.notes:
+            if note not in self.notes:
+                self.notes = (*self.notes, note)
+        return [_ranked(table.get(q, {}), k) for q in qids]
+
+
+@dataclass
+class CallableSearcher:
+    """Your own search, as ``fn(query, k) -> [(id, score), ...]`` (best first)."""
+
+    fn: SearchFn
+    name: str | None = None
+    version: str | None = None
+    mode: str = "callable"
+    calls: int = 0
+    degraded: bool = False
+    notes: tuple[str, ...] = ()
+    catalog_ids: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if not callable(self.fn):
+            raise ConfigError(f"a callable searcher needs a function, got {self.fn!r}")
+        if self.name is None:
+            self.name = callable_name(self.fn)
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        return {"kind": "callable", "callable": self.name, "version": self.version,
+                "mode": self.mode}
+
+    @property
+    def ids(self) -> tuple[str, ...] | None:
+        return self.catalog_ids
+
+    def search_many(self, queries: Sequence[str], k: int) -> list[Ranking]:
+        self.calls += 1
+        return [self._one(q, k) for q in queries]
+
+    def _one(self, query: str, k: int) -> Ranking:
+        got = self.fn(query, k)
+        if isinstance(got, str | bytes) or not isinstance(got, Sequence):
+            raise InputError(f"{self.name}: expected a list of (id, score) pairs for "
+                             f"{query[:60]!r}, got {type(got).__name__}")
+        hits: list[Hit] = []
+        seen: set[str] = set()
+        for pos, pair in enumerate(got):
+            if isinstance(pair, str | bytes) or not isinstance(pair, Sequence) or len(pair) != 2:
+                raise InputError(f"{self.name}: result {pos} for {query[:60]!r} is not an "
+                                 f"(id, score) pair: {pair!r}")
+            doc, score = pair
+            if not isinstance(doc, str) or not doc:
+                raise InputError(f"{self.name}: result {pos} has id {doc!r}; ids are "
+                                 "non-empty strings")
+            if isinstance(score, bool) or not isinstance(score, int | float) \
+                    or not math.isfinite(score):
+                raise InputError(f"{self.name}: result {pos} ({doc!r}) has score {score!r}; "
+                                 "scores are finite numbers")
+            if doc in seen:
+                raise InputError(f"{self.name}: {doc!r} is returned twice for {query[:60]!r}")
+            if hits and score > hits[-1][1]:
+                raise InputError(f"{self.name}: results for {query[:60]!r} are not best first "
+                                 f"({doc!r} scores {score} after {hits[-1][1]})")
+            seen.add(doc)
+            hits.append((doc, float(score)))
+        return tuple(hits[:k])
+
+
+def callable_name(fn: Callable[..., Any]) -> str:
+    """``MODULE:QUALNAME`` of a function (its identity in reports and calibrations)."""
+    module = getattr(fn, "__module__", None) or "?"
+    qual = getattr(fn, "__qualname__", None) or type(fn).__name__
+    return f"{module}:{qual}"
+
+
+def import_callable(spec: str) -> SearchFn:
+    """The function named ``MODULE:CALLABLE`` (the current folder is importable)."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ConfigError(f"--retriever takes MODULE:CALLABLE, got {spec!r}")
+    added = False
+    if "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+        added = True
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # any import failure is the user module's
+        raise ConfigError(f"cannot import {module_name!r} for --retriever {spec}: "
+                          f"{type(exc).__name__}: {exc}") from None
+    finally:
+        if added:
+            sys.path.remove(str(Path.cwd()))
+    fn: Any = module
+    for part in attr.split("."):
+        fn = getattr(fn, part, None)
+        if fn is None:
+            raise ConfigError(f"{module_name!r} has no {attr!r} (--retriever {spec})")
+    if not callable(fn):
+        raise ConfigError(f"{spec} is not callable")
+    return fn  # type: ignore[no-any-return]
+
+
+def as_searcher(source: Any, *, mode: str = "hybrid", embedder: Embedder | None = None,
+                rerank: CrossEncoder | None = None) -> Searcher:
+    """Whatever a discovery function was given, as a `Searcher`.
+
+    A `Searcher` is used as is (its own mode wins); a `Catalog`, or a path to
+    one, is searched in ``mode``; a plain callable is a `CallableSearcher`.
+    """
+    if isinstance(source, CatalogSearcher | CallableSearcher):
+        return source
+    if isinstance(source, Catalog):
+        return CatalogSearcher(source, mode=mode, embedder=embedder, rerank=rerank)
+    if isinstance(source, str | Path):
+        return CatalogSearcher(load_catalog(source), mode=mode, embedder=embedder, rerank=rerank)
+    if isinstance(source, Searcher):
+        return source
+    if callable(source):
+        return CallableSearcher(source)
+    raise InputError(f"cannot search a {type(source).__name__}: give a Catalog, a catalogue "
+                     "path, a Searcher or a (query, k) -> [(id, score)] function")
+
+
+def retrieve(searcher: Searcher, queries: Sequence[str], k: int) -> list[Ranking]:
+    """One retrieval pass: the top ``k`` of every query (the only call the evaluators make)."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InputError(f"k must be a positive integer, got {k!r}", field="k")
+    return searcher.search_many(list(queries), k)
+
