@@ -27,6 +27,13 @@ from typing import Any, Literal, get_args
 import numpy as np
 
 from rankproof._errors import ConfigError, InputError
+from rankproof._manifest import (
+    digest_json,
+    git_state,
+    machine,
+    package_versions,
+    tool_version,
+)
 from rankproof.comparison import Comparison, compare_evaluated, family_cost, judged_measure
 from rankproof.data import Run, ranked_order
 from rankproof.harness._breakdown import (
@@ -37,13 +44,6 @@ from rankproof.harness._breakdown import (
     top_scores,
 )
 from rankproof.harness._inputs import EvalInputs
-from rankproof.harness._provenance import (
-    digest_json,
-    git_state,
-    machine,
-    package_versions,
-    tool_version,
-)
 from rankproof.harness._report import (
     EvalReport,
     InputsSummary,

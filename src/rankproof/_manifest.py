@@ -1,4 +1,8 @@
-"""Where a result came from: tool and package versions, git state, machine."""
+"""Where a result came from: tool and package versions, git state, machine.
+
+A top-level helper (like `_io`): every producer of a JSON document — eval reports,
+discovery reports — stamps the same provenance block from here.
+"""
 
 from __future__ import annotations
 
