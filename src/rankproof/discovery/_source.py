@@ -218,6 +218,8 @@ class CatalogSearcher:
     rerank: CrossEncoder | None = None
     rrf_k: float = 60
     depth: int = 100
+    cache: bool = True
+    """Keep document embeddings in the on-disk cache (off for throwaway sub-catalogues)."""
     calls: int = 0
     degraded: bool = False
     notes: tuple[str, ...] = ()
@@ -238,7 +240,8 @@ class CatalogSearcher:
         stage: Retriever = bm25
         if self.mode != "bm25":
             assert self.embedder is not None
-            dense = DenseRetriever(self.embedder, cache_dir=default_cache_dir() / "embeddings")
+            dense = DenseRetriever(self.embedder, cache_dir=default_cache_dir() / "embeddings"
+                                   if self.cache else None)
             stage = dense if self.mode == "dense" else FusionRetriever(
                 [bm25, dense], "rrf", rrf_k=self.rrf_k, depth=self.depth)
         if self.rerank is not None:
@@ -264,7 +267,14 @@ class CatalogSearcher:
             self._stage = self._build()
         self.calls += 1
         qids = [f"q{i}" for i in range(len(queries))]
-        out = self._stage.search(list(zip(qids, queries, strict=True)), k)
+        try:
+            out = self._stage.search(list(zip(qids, queries, strict=True)), k)
+        except InputError as exc:
+            # A stage refuses a batch in which no query retrieved anything (a run cannot be
+            # empty); for discovery that is an ordinary outcome: every query missed.
+            if exc.field != "queries" or "retrieved no document" not in exc.reason:
+                raise
+            return [() for _ in qids]
         table = out.run.to_dict()
         for note in out.notes:
             if note not in self.notes:
