@@ -177,3 +177,12 @@ def test_import_callable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
                            ("mysearch:missing", "has no 'missing'")):
         with pytest.raises(ConfigError, match=fragment):
             import_callable(spec)
+
+
+def test_a_batch_where_bm25_finds_nothing_still_gets_dense_results_in_hybrid() -> None:
+    """bm25 refuses a batch in which no query shares a word with the catalogue; fusion then
+    fuses what dense found instead of failing, and bm25 mode reports empty rankings."""
+    hybrid = CatalogSearcher(CATALOG, mode="hybrid", embedder=HashingEmbedder())
+    [ranking] = retrieve(hybrid, ["zzz qqq"], 2)
+    assert len(ranking) == 2
+    assert retrieve(CatalogSearcher(CATALOG, mode="bm25"), ["zzz qqq"], 2) == [()]

@@ -54,6 +54,13 @@ from rankproof.discovery._defaults import (
     RELEVANCE_LEVELS,
     SWEEP_METRICS,
 )
+from rankproof.discovery._document import (
+    EXAMPLE_CASES,
+    EXAMPLE_CATALOG,
+    EXAMPLE_DIR,
+    EXAMPLE_THEMES,
+    discovery_document,
+)
 from rankproof.discovery._evaluate import (
     ABSTENTION_CLASSES,
     FAILURE_CLASSES,
@@ -126,6 +133,10 @@ __all__ = [
     "DFLT_SWEEP_MIN_SCORE",
     "DFLT_SWEEP_OBJECTIVE",
     "DFLT_SWEEP_REL",
+    "EXAMPLE_CASES",
+    "EXAMPLE_CATALOG",
+    "EXAMPLE_DIR",
+    "EXAMPLE_THEMES",
     "FAILURE_CLASSES",
     "GOLD_CLASSES",
     "LEVEL_GAINS",
@@ -167,6 +178,7 @@ __all__ = [
     "compare_indexings",
     "default_calibration_path",
     "derive_named_sets",
+    "discovery_document",
     "distractor_curve_from_cases",
     "distractor_robustness_curve",
     "evaluate_discovery",

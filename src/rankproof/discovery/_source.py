@@ -47,6 +47,7 @@ from rankproof.retrieval import (
     Retriever,
     SentenceTransformerEmbedder,
     default_cache_dir,
+    retrieved_nothing,
 )
 
 Mode = Literal["bm25", "dense", "hybrid"]
@@ -272,7 +273,7 @@ class CatalogSearcher:
         except InputError as exc:
             # A stage refuses a batch in which no query retrieved anything (a run cannot be
             # empty); for discovery that is an ordinary outcome: every query missed.
-            if exc.field != "queries" or "retrieved no document" not in exc.reason:
+            if not retrieved_nothing(exc):
                 raise
             return [() for _ in qids]
         table = out.run.to_dict()

@@ -157,17 +157,21 @@ def _rank(x: float) -> str:
     return "absent" if math.isinf(x) else str(int(x))
 
 
-def tables(sections: Sequence[Section]) -> list[tuple[Table, tuple[str, ...]]]:
-    """Rich tables (text is never markup) with their notes."""
+def tables(sections: Sequence[Section]) -> list[tuple[str, Table, tuple[str, ...]]]:
+    """``(title, table, notes)`` per section: Rich tables (text is never markup).
+
+    The title is returned apart so that it is printed on its own line, not
+    wrapped to the width of a narrow table.
+    """
     out = []
     for s in sections:
-        table = Table(title=plain(s.title), title_justify="left", box=box.SIMPLE_HEAD,
-                      pad_edge=False, collapse_padding=True, show_edge=False)
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True,
+                      show_edge=False)
         for i, h in enumerate(s.header):
             table.add_column(plain(h), justify="left" if i == 0 else "right")
         for row in s.rows:
             table.add_row(*(plain(c) for c in row))
-        out.append((table, s.notes))
+        out.append((s.title, table, s.notes))
     return out
 
 

@@ -13,6 +13,7 @@ from rankproof.retrieval._base import (
     StageOutput,
     default_cache_dir,
     docs_digest,
+    retrieved_nothing,
 )
 from rankproof.retrieval._bm25 import BM25Retriever
 from rankproof.retrieval._dense import DenseRetriever, exact_search
@@ -56,4 +57,5 @@ __all__ = [
     "fuse",
     "make_plumbing_cross_encoder",
     "rerank_unavailable_reason",
+    "retrieved_nothing",
 ]

@@ -72,6 +72,24 @@ class Retriever(Protocol):
         ...
 
 
+_NOTHING = "retrieved no document for any of the"
+
+
+def nothing_retrieved(stage: str, queries: int) -> InputError:
+    """The error of a stage whose whole batch retrieved nothing (a run cannot be empty)."""
+    return InputError(f"stage {stage!r} {_NOTHING} {queries} queries", field="queries")
+
+
+def retrieved_nothing(exc: InputError) -> bool:
+    """True when ``exc`` is `nothing_retrieved`'s: every query of the batch missed.
+
+    Callers for whom that is an ordinary outcome (a fusion whose other input
+    found something; a discovery probe against a small catalogue) test for it
+    instead of matching the message.
+    """
+    return exc.field == "queries" and _NOTHING in exc.reason
+
+
 def default_cache_dir() -> Path:
     """Where embeddings and indexes are cached: ``$RANKPROOF_CACHE``, else
     ``~/.cache/rankproof`` (one rule for the harness and discovery)."""
@@ -189,9 +207,7 @@ class RunBuilder:
 
     def build(self, name: str, notes: tuple[str, ...]) -> Run:
         if not self._topics:
-            raise InputError(
-                f"stage {name!r} retrieved no document for any of the {len(self.empty)} queries",
-                field="queries")
+            raise nothing_retrieved(name, len(self.empty))
         counts = np.asarray(self._counts, dtype=np.int64)
         codes = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
         qids = pa.DictionaryArray.from_arrays(pa.array(codes), pa.array(self._topics,

@@ -61,6 +61,8 @@ from rankproof.retrieval._base import (
     StageOutput,
     check_queries,
     merge_notes,
+    nothing_retrieved,
+    retrieved_nothing,
 )
 
 FusionMethod = Literal["rrf", "combsum", "combmnz"]
@@ -266,10 +268,23 @@ class FusionRetriever:
 
     def search(self, queries: Queries, k: int) -> StageOutput:
         qids, _ = check_queries(queries, k)
-        outputs = [r.search(queries, self.depth) for r in self.retrievers]
+        outputs = []
+        kept = []
+        for i, r in enumerate(self.retrievers):
+            try:
+                outputs.append(r.search(queries, self.depth))
+            except InputError as exc:
+                # An input that found nothing for the whole batch adds nothing to the fusion.
+                if not retrieved_nothing(exc):
+                    raise
+                continue
+            kept.append(i)
+        if not outputs:
+            raise nothing_retrieved(self.name, len(qids))
+        weights = None if self.weights is None else tuple(self.weights[i] for i in kept)
         start = time.perf_counter()
         run = fuse([o.run for o in outputs], self.method, norm=self.norm, k=self.rrf_k,
-                   depth=self.depth, weights=self.weights, limit=k, name=self.name)
+                   depth=self.depth, weights=weights, limit=k, name=self.name)
         share = (time.perf_counter() - start) * 1000.0 / len(qids)
         latency = {q: sum(float(o.latency_ms[q]) for o in outputs) + share for q in qids}
         notes = merge_notes(*(o.notes for o in outputs))
