@@ -40,10 +40,11 @@ from rankproof.discovery import (
     Catalog,
     CatalogItem,
     DiscoveryCase,
+    DistractorCurve,
+    distractor_curve_from_cases,
     load_cases,
     load_catalog,
 )
-from rankproof.discovery._curve import DistractorCurve, distractor_curve_from_cases
 from rankproof.retrieval import HashingEmbedder
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "src" / "rankproof" / "discovery" / "example"

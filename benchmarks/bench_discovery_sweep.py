@@ -44,10 +44,12 @@ from rankproof.discovery import (
     CatalogItem,
     CatalogSearcher,
     DiscoveryCase,
+    SelectionReport,
+    evaluate_selection,
     load_cases,
     load_catalog,
+    sweep_selector,
 )
-from rankproof.discovery._selection import SelectionReport, evaluate_selection, sweep_selector
 from rankproof.retrieval import HashingEmbedder
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "src" / "rankproof" / "discovery" / "example"

@@ -286,6 +286,10 @@ def discover_compare(
     fail_on_regression: bool = typer.Option(
         False, "--fail-on-regression",
         help="Exit 1 when a hard positive fell or a distractor rose against the baseline."),
+    threshold: float = typer.Option(
+        0, "--threshold", metavar="PLACES",
+        help="A named id regresses when it moves more than this many places the wrong way "
+             "(a vanished hard positive or a newly ranked distractor always counts)."),
     force: bool = force_option(),
 ) -> None:
     """Compare indexings theme by theme: graded nDCG, named sets, and what regressed."""
@@ -324,8 +328,8 @@ def discover_compare(
         inputs["cases"] = cases
     doc = discovery_document(identity={label: dict(s.identity) for label, s in sources.items()},
                              seed=seed, inputs=inputs, comparison=report)
-    _emit(comparison_section(report), doc, str(fmt), output, report.notes)
-    if fail_on_regression and report.regressions():
+    _emit(comparison_section(report, threshold), doc, str(fmt), output, report.notes)
+    if fail_on_regression and report.regressions(threshold):
         raise typer.Exit(EXIT_FAILED)
 
 

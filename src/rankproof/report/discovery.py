@@ -135,14 +135,15 @@ def curve_section(c: DistractorCurve) -> list[Section]:
                      "s / trial"), rows, (f"interval: {c.interval}", *c.notes))]
 
 
-def comparison_section(r: ComparisonReport) -> list[Section]:
+def comparison_section(r: ComparisonReport, threshold: float = 0) -> list[Section]:
     """Per-theme graded nDCG and named-set rates per label, then the regressions."""
     header = ("label", *(f"{t} nDCG@{r.k}" for t in r.themes))
     rows = tuple((label, *(_num(r.metrics[label][t].get("ndcg"), 3) for t in r.themes))
                  for label in r.labels)
     out = [Section(f"indexing comparison (baseline {r.baseline})", header, rows, r.notes)]
-    regressions = r.regressions()
-    out.append(Section(f"regressions against {r.baseline}: {len(regressions)}",
+    regressions = r.regressions(threshold)
+    moved = f" (moved more than {threshold:g} places)" if threshold else ""
+    out.append(Section(f"regressions against {r.baseline}{moved}: {len(regressions)}",
                        ("theme", "id", "role", "label", "baseline rank", "rank"),
                        tuple((g.theme, g.artifact_id, g.role, g.label, _rank(g.baseline_rank),
                               _rank(g.rank)) for g in regressions)))
