@@ -30,6 +30,8 @@ from rankproof.discovery import (
     DFLT_CURVE_MODE,
     DFLT_DISTRACTOR_SIZES,
     DFLT_MODE,
+    EXAMPLE_CASES,
+    EXAMPLE_CATALOG,
     MODES,
     CallableSearcher,
     Catalog,
@@ -39,6 +41,7 @@ from rankproof.discovery import (
     calibrate_min_score,
     compare_indexings,
     derive_named_sets,
+    discovery_document,
     distractor_curve_from_cases,
     evaluate_discovery,
     import_callable,
@@ -49,11 +52,6 @@ from rankproof.discovery import (
     read_meta,
     read_package_meta,
     sweep_selector,
-)
-from rankproof.discovery._document import (
-    EXAMPLE_CASES,
-    EXAMPLE_CATALOG,
-    discovery_document,
 )
 from rankproof.report.console import make_console, plain, print_table
 from rankproof.report.discovery import (
