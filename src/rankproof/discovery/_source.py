@@ -11,6 +11,8 @@ of each query, **once** per evaluation, and scores what came back. Two kinds:
   refused with the install hint (`MissingExtraError`), never quietly
   downgraded. The hashing embedder is accepted as a labelled test double:
   the searcher is then ``degraded`` and says why in ``notes``.
+* `TargetSearcher`: a rankproof target (an `HttpTarget` to your service, whose
+  responses may carry scores: ``scores_key``).
 * `CallableSearcher`: any ``(query, k) -> [(id, score), ...]`` (best first),
   e.g. a production search service behind a function. Its identity is its
   ``MODULE:CALLABLE`` name plus an optional version you give, which is what
@@ -49,6 +51,7 @@ from rankproof.retrieval import (
     default_cache_dir,
     retrieved_nothing,
 )
+from rankproof.targets import Case, Target
 
 Mode = Literal["bm25", "dense", "hybrid"]
 MODES: tuple[str, ...] = ("bm25", "dense", "hybrid")
@@ -344,6 +347,56 @@ class CallableSearcher:
         return tuple(hits[:k])
 
 
+@dataclass
+class TargetSearcher:
+    """A rankproof target (an `HttpTarget` to a search service, …) as a searcher.
+
+    Each query is sent as a `Case` (id ``q{i}``). The response's ``scores``
+    are used when the target returns them (``HttpTarget(scores_key=...)``);
+    without them the scores are ``1/rank`` — enough for rank measures and the
+    taxonomy, meaningless for an abstention floor or a selector's thresholds —
+    and the searcher is marked degraded and says so.
+    """
+
+    target: Target
+    version: str | None = None
+    mode: str = "target"
+    calls: int = 0
+    degraded: bool = False
+    notes: tuple[str, ...] = ()
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        return {"kind": "target", "target": self.target.name, "version": self.version,
+                "mode": self.mode}
+
+    @property
+    def ids(self) -> tuple[str, ...] | None:
+        return None
+
+    def search_many(self, queries: Sequence[str], k: int) -> list[Ranking]:
+        self.calls += 1
+        cases = [Case(id=f"q{i}", query=q) for i, q in enumerate(queries)]
+        many = getattr(self.target, "invoke_many", None)
+        responses = many(cases) if callable(many) else [self.target.invoke(c) for c in cases]
+        out: list[Ranking] = []
+        for response in responses:
+            ids = list(dict.fromkeys(response.ranked_ids))[:k]
+            if response.scores is None:
+                if not self.degraded:
+                    self.degraded = True
+                    self.notes = (*self.notes, f"target {self.target.name!r} returns no "
+                                  "scores: scores are 1/rank, so abstention floors and "
+                                  "selection thresholds are rank-based, not confidence")
+                out.append(tuple((d, 1.0 / r) for r, d in enumerate(ids, 1)))
+            else:
+                first: dict[str, float] = {}
+                for d, score in zip(response.ranked_ids, response.scores, strict=True):
+                    first.setdefault(d, score)
+                out.append(tuple((d, first[d]) for d in ids))
+        return out
+
+
 def callable_name(fn: Callable[..., Any]) -> str:
     """``MODULE:QUALNAME`` of a function (its identity in reports and calibrations)."""
     module = getattr(fn, "__module__", None) or "?"
@@ -385,8 +438,10 @@ def as_searcher(source: Any, *, mode: str = "hybrid", embedder: Embedder | None 
     A `Searcher` is used as is (its own mode wins); a `Catalog`, or a path to
     one, is searched in ``mode``; a plain callable is a `CallableSearcher`.
     """
-    if isinstance(source, CatalogSearcher | CallableSearcher):
+    if isinstance(source, CatalogSearcher | CallableSearcher | TargetSearcher):
         return source
+    if isinstance(source, Target):
+        return TargetSearcher(source)
     if isinstance(source, Catalog):
         return CatalogSearcher(source, mode=mode, embedder=embedder, rerank=rerank)
     if isinstance(source, str | Path):

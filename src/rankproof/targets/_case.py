@@ -8,6 +8,7 @@ proxies for the same reason.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -190,12 +191,16 @@ class TargetResponse:
     ``latency_ms``: wall-clock milliseconds the target took for this case,
     retries included, because that is what a user of the system waits.
     ``meta``: extra fields the target chose to keep (e.g. cost, model name).
+    ``scores``: the system's score of each ranked id, when it returns them
+    (same length as ``ranked_ids``, finite, never increasing): what a
+    calibrated abstention floor or a selector needs.
     """
 
     ranked_ids: tuple[str, ...]
     text: str | None = None
     latency_ms: float = 0.0
     meta: Mapping[str, Any] = field(default_factory=dict)
+    scores: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         ids = _str_tuple(self.ranked_ids, "ranked_ids")
@@ -211,5 +216,25 @@ class TargetResponse:
         object.__setattr__(self, "ranked_ids", ids)
         object.__setattr__(self, "latency_ms", float(latency))
         object.__setattr__(self, "meta", _frozen_mapping(self.meta))
+        if self.scores is not None:
+            object.__setattr__(self, "scores", _scores(self.scores, len(ids)))
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def _scores(values: Any, n: int) -> tuple[float, ...]:
+    """Finite, never-increasing scores, one per ranked id."""
+    if isinstance(values, str | bytes) or not isinstance(values, Sequence):
+        raise InputError(f"scores must be a list of numbers, found {type(values).__name__}",
+                         field="scores")
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            raise InputError(f"scores must be finite numbers, found {v!r}", field="scores")
+        out.append(float(v))
+    if len(out) != n:
+        raise InputError(f"{len(out)} scores for {n} ranked ids", field="scores")
+    if any(b > a for a, b in itertools.pairwise(out)):
+        raise InputError("scores must not increase down the ranking (best first)",
+                         field="scores")
+    return tuple(out)

@@ -102,6 +102,11 @@ class HttpTarget:
     text_key:
         Key of the response object holding generated text (absent or null:
         ``text`` is None); ``None`` to ignore text altogether.
+    scores_key:
+        Key of the response object holding one score per returned id, best
+        first (e.g. ``"scores"``); ``None`` (default) when the service returns
+        ids only. A listed key missing from a response, or scores that do not
+        match the ids, is an error.
     timeout:
         Seconds, applied by httpx to connecting, each read and each write.
     deadline:
@@ -147,6 +152,7 @@ class HttpTarget:
         extract: Callable[[Mapping[str, Any]], Any] = default_extract,
         meta_keys: Sequence[str] = (),
         text_key: str | None = "text",
+        scores_key: str | None = None,
         timeout: float = 10.0,
         headers: Mapping[str, str] | None = None,
         max_concurrency: int = 4,
@@ -184,6 +190,7 @@ class HttpTarget:
         self.extract = extract
         self.meta_keys = tuple(meta_keys)
         self.text_key = text_key
+        self.scores_key = scores_key
         self.timeout = float(timeout)
         self.deadline = float(deadline)
         self.max_body_bytes = max_body_bytes
@@ -400,7 +407,17 @@ class HttpTarget:
                                   f"(keys: {', '.join(map(repr, body))})", status=status,
                                   **ctx)
             meta[key] = body[key]
-        return TargetResponse(ranked_ids=ids, text=text, latency_ms=latency_ms, meta=meta)
+        scores = None
+        if self.scores_key is not None:
+            if self.scores_key not in body:
+                raise TargetError(f"{where}: scores key {self.scores_key!r} is missing from the "
+                                  "response", status=status, **ctx)
+            scores = body[self.scores_key]
+        try:
+            return TargetResponse(ranked_ids=ids, text=text, latency_ms=latency_ms, meta=meta,
+                                  scores=scores)
+        except InputError as exc:
+            raise TargetError(f"{where}: {exc.reason}", status=status, **ctx) from None
 
 
 def _check_seconds(value: object, name: str) -> None:
