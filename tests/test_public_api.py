@@ -10,7 +10,7 @@ import rankproof
 import rankproof.measures
 
 SUBPACKAGES = ("data", "corpus", "measures", "stats", "comparison", "retrieval", "targets",
-               "harness", "discovery", "gate", "report", "compat")
+               "harness", "discovery", "rag", "gate", "report", "compat")
 
 
 def _isort_key(name: str) -> tuple[int, str]:

@@ -57,3 +57,22 @@ def digest_json(value: Any) -> str:
 
 def tool_version() -> str:
     return __version__
+
+
+def file_digest(path: str | Path) -> str:
+    """``sha256:…`` of a file's bytes (an input recorded in the provenance block)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return "sha256:" + h.hexdigest()
+
+
+def provenance(*, seed: int, inputs: dict[str, str | Path] | None = None) -> dict[str, Any]:
+    """The provenance block: versions, git state, machine, seed and input digests."""
+    commit, dirty = git_state()
+    files = {name: {"path": str(p), "sha256": file_digest(p)}
+             for name, p in (inputs or {}).items() if Path(p).is_file()}
+    return {"tool_version": tool_version(), "git_commit": commit, "git_dirty": dirty,
+            "seed": seed, "python": machine()["python"], "packages": package_versions(),
+            "machine": machine(), "inputs": files}

@@ -50,6 +50,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "power": ("power", "Detection rates for effects × query counts, and the queries needed for "
                        "each effect."),
     "adapt": ("adapt", "Convert other formats into rankproof's corpus + judgments."),
+    "rag": ("rag", "Score RAG answers (answer metrics, grounding, citations, the triad), "
+                   "compare arms, calibrate a judge."),
     "discover": ("discover", "Is the right capability found first, low, or not at all — and "
                              "is \"nothing applies\" said?"),
 }

@@ -9,11 +9,10 @@ is always read with the configuration that produced it.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
-from rankproof._manifest import git_state, machine, package_versions, tool_version
+from rankproof._manifest import provenance
 from rankproof.stats import Result
 
 KIND = "rankproof.discovery"
@@ -23,25 +22,6 @@ EXAMPLE_DIR = Path(__file__).resolve().parent / "example"
 EXAMPLE_CATALOG = EXAMPLE_DIR / "catalog.jsonl"
 EXAMPLE_CASES = EXAMPLE_DIR / "cases.jsonl"
 EXAMPLE_THEMES = EXAMPLE_DIR / "themes.jsonl"
-
-
-def file_digest(path: str | Path) -> str:
-    """``sha256:…`` of a file's bytes (an input recorded in the provenance block)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return "sha256:" + h.hexdigest()
-
-
-def provenance(*, seed: int, inputs: dict[str, str | Path] | None = None) -> dict[str, Any]:
-    """The provenance block: versions, git state, machine, seed and input digests."""
-    commit, dirty = git_state()
-    files = {name: {"path": str(p), "sha256": file_digest(p)}
-             for name, p in (inputs or {}).items() if Path(p).is_file()}
-    return {"tool_version": tool_version(), "git_commit": commit, "git_dirty": dirty,
-            "seed": seed, "python": machine()["python"], "packages": package_versions(),
-            "machine": machine(), "inputs": files}
 
 
 def discovery_document(*, identity: dict[str, Any], seed: int = 0,

@@ -101,7 +101,8 @@ REL_TOL = 1e-9
 ABS_TOL = 1e-12
 DEFAULT_ALPHA = 0.05
 
-CHECK_KEYS = ("id", "metric", "op", "threshold", "vs_baseline", "alpha", "level", "scope")
+CHECK_KEYS = ("id", "metric", "op", "threshold", "vs_baseline", "alpha", "level", "scope",
+              "judge_calibration", "kappa_floor")
 TOP_KEYS = ("checks", "seed", "resamples", "correction")
 
 
@@ -127,6 +128,13 @@ class Check(BaseModel):
     alpha: float | None = Field(default=None, strict=True, gt=0.0, lt=1.0)
     level: Level = "block"
     scope: tuple[str, ...] | None = Field(default=None, strict=True)
+    judge_calibration: str | None = Field(default=None, strict=True, min_length=1)
+    """A judge-backed check: the calibration file of the judge whose scores it reads
+    (relative to the checks file). It blocks only when that calibration is for the very
+    judge that scored the run and its κ is at least ``kappa_floor``; otherwise it is advisory
+    (reported as a warning that says why)."""
+    kappa_floor: float | None = Field(default=None, strict=False, ge=-1.0, le=1.0,
+                                      allow_inf_nan=False)
     line: int | None = Field(default=None, exclude=True)
     """Line of the check in its file (for messages), when read from YAML."""
     metric_line: int | None = Field(default=None, exclude=True)
@@ -166,6 +174,9 @@ class Check(BaseModel):
             raise ValueError(f"op {self.op!r} needs a threshold")
         if self.threshold is not None and self.op is None:
             raise ValueError("threshold needs an op ('<=', '>=' or '==')")
+        if (self.judge_calibration is None) != (self.kappa_floor is None):
+            raise ValueError("a judge-backed check gives both judge_calibration and "
+                             "kappa_floor")
         if self.alpha is not None and self.vs_baseline is None:
             raise ValueError("alpha only applies to vs_baseline checks; a threshold check has "
                              "no significance level")

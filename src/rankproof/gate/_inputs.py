@@ -10,6 +10,8 @@ becomes the same `RunResult`:
   one of its runs; the JSON document always holds ``per_query`` values;
 * a **comparison** (``rankproof compare -o``, kind ``rankproof.comparison``):
   one of its systems, rebuilt from the paired per-query values its rows keep;
+* a **rag report** (``rankproof rag score -o``, kind ``rankproof.rag``): its
+  per-case values of every RAG metric;
 * a **run result** (`RunResult.to_json`, kind ``rankproof.run``) or a
   **baseline** file (kind ``rankproof.baseline``).
 
@@ -60,7 +62,8 @@ from rankproof.targets import CaseRow, RunProvenance, RunResult
 Role = Literal["run", "baseline"]
 
 ACCEPTED = ("an eval report (rankproof eval -o), rankproof measure JSON (-f json), a comparison "
-            "(rankproof compare -o), a run result (RunResult.to_json) or a baseline")
+            "(rankproof compare -o), a rag report (rankproof rag score -o), a run result "
+            "(RunResult.to_json) or a baseline")
 """What a gate input may be, as messages say it."""
 
 _MEANS_ONLY = ("rankproof measure's JSONL/CSV records; the gate needs the JSON document, which "
@@ -161,6 +164,13 @@ def _dispatch(raw: Any, label: str, stage: str | None, role: Role) -> RunResult:
         return _from_comparison(raw, stage, role)
     if kind == "rankproof.run":
         return _named(run_from_document(raw, label), stage, "run result")
+    if kind == "rankproof.rag":  # a rag report keeps its per-case values as a run
+        import rankproof.rag  # noqa: F401 - registers the RAG metrics the checks may name
+
+        if not isinstance(raw.get("run"), Mapping):
+            raise InputError("a rag report without its 'run' of per-case values; rerun "
+                             "rankproof rag score -o", path=label, field="run")
+        return _named(run_from_document(raw["run"], label), stage, "rag report")
     if kind == "rankproof.baseline":
         return _named(baseline_from_document(raw, Path(label)).result, stage, "baseline")
     if kind == "rankproof.gate":

@@ -24,9 +24,11 @@ passes.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -316,6 +318,31 @@ def _baseline_result(check: Check, row: ComparisonRow, total: int) -> CheckResul
         message=message, scope=check.scope, comparison=row)
 
 
+def _judged(check: Check, outcome: CheckResult, result: RunResult, source: str | None
+            ) -> CheckResult:
+    """A judge-backed check blocks only with a calibration for this judge meeting its floor."""
+    if check.judge_calibration is None or check.kappa_floor is None:
+        return outcome
+    from rankproof.rag import JudgeCalibration, JudgeIdentity
+
+    path = Path(check.judge_calibration)
+    if source and not path.is_absolute():
+        path = Path(source).parent / path
+    judge = result.provenance.judge
+    if judge is None:
+        blocking, reason = False, ("advisory: the run records no judge (its scores were not "
+                                   "made by a judge rankproof ran)")
+    else:
+        ident = JudgeIdentity(str(judge.get("model")), str(judge.get("rubric_digest")),
+                              tuple(judge.get("scale") or ()),
+                              str(judge.get("prompt_template_digest")))
+        decision = JudgeCalibration.load(path).allows_blocking(check.kappa_floor, ident)
+        blocking, reason = decision.blocking, decision.reason
+    if blocking:
+        return dataclasses.replace(outcome, message=f"{outcome.message} ({reason})")
+    return dataclasses.replace(outcome, level="warn", message=f"{outcome.message} [{reason}]")
+
+
 def run_gate(
     checks: ChecksFile,
     result: RunResult,
@@ -368,7 +395,8 @@ def run_gate(
                                  resamples=checks.resamples, seed=checks.seed)
         rows = {c.id: _baseline_result(c, row, len(result.select(c.scope)))
                 for c, row in zip(vs, compared, strict=True)}
-    results = tuple(rows[c.id] if c.kind == "vs_baseline" else _threshold(c, result)
+    results = tuple(_judged(c, rows[c.id] if c.kind == "vs_baseline"
+                            else _threshold(c, result), result, checks.source)
                     for c in checks.checks)
     return GateVerdict(run=result.name, checks=results, baseline=base_name,
                        source=checks.source, seed=checks.seed, resamples=checks.resamples,

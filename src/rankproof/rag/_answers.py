@@ -188,9 +188,19 @@ def load_answers(path: PathLike, *, name: str | None = None) -> AnswerFile:
         query = obj.get("query")
         if query is not None and not isinstance(query, str):
             raise _where(label, line, "query", "query must be a string")
-        rows.append(AnswerRow(qid, _text(obj, "answer", label, line),
-                              _contexts(obj.get("contexts"), label, line),
-                              _citations(obj.get("citations"), label, line), dict(meta), query))
+        contexts = _contexts(obj.get("contexts"), label, line)
+        declared = _citations(obj.get("citations"), label, line)
+        ids = {c.id for c in contexts}
+        for ref in declared or ():
+            if (isinstance(ref, int) and not 1 <= ref <= len(contexts)) or (
+                    isinstance(ref, str) and ref not in ids):
+                raise _where(label, line, "citations",
+                             f"citation {ref!r} points to no shown passage (the row shows "
+                             f"{len(contexts)}); a declared citation is part of the row, not "
+                             "the model's text — [N] markers in the answer are counted as "
+                             "dangling instead")
+        rows.append(AnswerRow(qid, _text(obj, "answer", label, line), contexts, declared,
+                              dict(meta), query))
     if not rows:
         raise InputError("the file holds no answers", path=label)
     stem = name or getattr(path, "stem", None) or label.rsplit("/", 1)[-1].split(".")[0]

@@ -109,13 +109,20 @@ class RunProvenance:
     stage: str | None = None
     tool_version: str = __version__
     created_at: str = ""
+    judge: Mapping[str, Any] | None = None
+    """The identity of the LLM judge whose scores the run holds (model, rubric digest, scale,
+    prompt template digest), when it holds any: a judge-backed gate check compares it with
+    its calibration."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "measures": list(self.measures),
-                "granularity": self.granularity, "judgments_digest": self.judgments_digest,
-                "corpus_digest": self.corpus_digest, "config_digest": self.config_digest,
-                "target": self.target, "stage": self.stage, "tool_version": self.tool_version,
-                "created_at": self.created_at}
+        out: dict[str, Any] = {"kind": self.kind, "measures": list(self.measures),
+               "granularity": self.granularity, "judgments_digest": self.judgments_digest,
+               "corpus_digest": self.corpus_digest, "config_digest": self.config_digest,
+               "target": self.target, "stage": self.stage, "tool_version": self.tool_version,
+               "created_at": self.created_at}
+        if self.judge is not None:
+            out["judge"] = dict(self.judge)
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunProvenance:
@@ -127,7 +134,9 @@ class RunProvenance:
                        config_digest=data.get("config_digest"), target=data.get("target"),
                        stage=data.get("stage"),
                        tool_version=data.get("tool_version") or "unknown",
-                       created_at=data.get("created_at") or "")
+                       created_at=data.get("created_at") or "",
+                       judge=data.get("judge") if isinstance(data.get("judge"), Mapping)
+                       else None)
         except (KeyError, TypeError) as exc:
             raise InputError(f"malformed run provenance: {exc}", field="provenance") from None
 

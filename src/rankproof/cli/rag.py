@@ -1,0 +1,247 @@
+"""``rankproof rag``: score answer files, compare arms, calibrate a judge."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from rankproof.cli._app import EXIT_FAILED, app, err_console, error_boundary
+from rankproof.cli._outputs import force_option, guard_outputs
+from rankproof.cli._runs import choices, write_output
+from rankproof.comparison import Comparison
+from rankproof.report.compare import comparison_markdown, comparison_tables
+from rankproof.report.console import make_console, plain, print_table
+
+FORMATS = ("table", "json", "md")
+
+if TYPE_CHECKING:
+    RagFormat = str
+else:
+    RagFormat = choices("RagFormat", FORMATS)
+
+rag_app = typer.Typer(
+    name="rag", no_args_is_help=True,
+    help="Score RAG answers (answer metrics, grounding, citations, the triad), compare arms, "
+         "calibrate a judge.")
+app.add_typer(rag_app, name="rag")
+
+
+def _note(text: str) -> None:
+    line = plain("note", style="yellow")
+    line.append_text(plain(f": {text}"))
+    err_console.print(line)
+
+
+def _provenance(seed: int, inputs: dict[str, Path | None]) -> dict[str, Any]:
+    from rankproof._manifest import provenance
+
+    return provenance(seed=seed, inputs={k: v for k, v in inputs.items() if v is not None})
+
+
+def _qrels(path: Path | None) -> Any:
+    if path is None:
+        return None
+    from rankproof.data import load_qrels
+
+    return load_qrels(path)
+
+
+@rag_app.command("score")
+@error_boundary
+def score(
+    answers: Path = typer.Argument(..., metavar="ANSWERS",
+                                   help="Answer file (JSONL: query_id, answer, contexts, …)."),
+    references: Path | None = typer.Option(
+        None, "--references", metavar="REF", help="Reference answers (JSONL: query_id, "
+                                                  "answers). Needed by the answer metrics."),
+    qrels: Path | None = typer.Option(None, "--qrels", metavar="QRELS",
+                                      help="Judged passages: context relevance from judgments "
+                                           "instead of the lexical proxy."),
+    metrics: list[str] | None = typer.Option(None, "-m", "--metric", metavar="METRIC",
+                                             help="Metrics to compute (default: all RAG "
+                                                  "metrics). Repeatable."),
+    judge: Path | None = typer.Option(None, "--judge", metavar="CONFIG",
+                                      help="An LLM judge config (YAML): its score of each "
+                                           "answer becomes judge_score (advisory)."),
+    labels: Path | None = typer.Option(None, "--labels", metavar="HUMAN",
+                                       help="With --judge: human labels (JSONL query_id, "
+                                            "label) for a judge-corrected (PPI) mean."),
+    repeat: int = typer.Option(1, "--repeat", metavar="N",
+                               help="With --judge: ask N times per answer (self-agreement)."),
+    fmt: RagFormat = typer.Option("table", "--format", "-f", help="Output format."),
+    output: Path | None = typer.Option(None, "-o", "--output", "--json", metavar="PATH",
+                                       help="Also write the report as JSON here."),
+    force: bool = force_option(),
+) -> None:
+    """Score one answer file: answer metrics, grounding, citations, the triad (per case)."""
+    from rankproof.rag import (
+        DEFAULT_METRICS,
+        load_answers,
+        load_judge,
+        load_labels,
+        load_references,
+        score_answers,
+    )
+
+    if labels is not None and judge is None:
+        raise typer.BadParameter("--labels needs --judge")
+    guard_outputs([(output, "rankproof.rag")], [answers, references, qrels, judge, labels],
+                  force=force)
+    the_judge = None if judge is None else load_judge(judge)
+    human = (None if labels is None or the_judge is None
+             else load_labels(labels, the_judge.identity.scale))
+    arm = load_answers(answers)
+    refs = None if references is None else load_references(references)
+    chosen = tuple(metrics) if metrics else DEFAULT_METRICS
+    if refs is None and not metrics:
+        from rankproof.rag import ANSWER_METRICS
+
+        chosen = tuple(m for m in DEFAULT_METRICS if m not in ANSWER_METRICS)
+        _note("no --references: the answer metrics (exact match, token-F1, ROUGE-L, BLEU) "
+              "are left out")
+    report = score_answers(arm, refs, qrels=_qrels(qrels), metrics=chosen, judge=the_judge,
+                           repeat=repeat, labels=human)
+    doc = {**report.to_dict(), "provenance": _provenance(0, {"answers": answers,
+                                                              "references": references,
+                                                              "qrels": qrels})}
+    if output is not None:
+        write_output(output, json.dumps(doc, indent=2, allow_nan=False) + "\n")
+    if fmt == "json":
+        typer.echo(json.dumps(doc, indent=2, allow_nan=False))
+    else:
+        means = report.means
+        rows = [(m, f"{means[m]:.4f}" if m in means else "—",
+                 str(len(report.values(m)))) for m in report.metrics]
+        if fmt == "md":
+            typer.echo(f"### {report.name}: {report.n} answers\n\n| metric | mean | n |\n"
+                       "|---|---:|---:|")
+            for r in rows:
+                typer.echo("| " + " | ".join(r) + " |")
+        else:
+            from rich import box
+            from rich.table import Table
+
+            table = Table(title=plain(f"{report.name}: {report.n} answers"), box=box.SIMPLE_HEAD,
+                          title_justify="left")
+            for h in ("metric", "mean", "n"):
+                table.add_column(h, justify="left" if h == "metric" else "right")
+            for r in rows:
+                table.add_row(*(plain(c) for c in r))
+            print_table(make_console(), table)
+    if report.judge is not None:
+        j = report.judge
+        line = (f"judge {j.identity['model']}: {j.calls} call(s), {j.n_errors} error row(s), "
+                f"mean {j.mean if j.mean is None else round(j.mean, 4)}")
+        if j.ppi is not None:
+            line += (f"; corrected (PPI) mean {j.ppi.estimate:.4f} "
+                     f"[{j.ppi.ci_low:.4f}, {j.ppi.ci_high:.4f}] from {j.ppi.n} labels")
+        _note(line)
+    for cav in report.caveats:
+        _note(cav)
+
+
+@rag_app.command("calibrate-judge")
+@error_boundary
+def calibrate_judge(
+    judge: Path = typer.Option(..., "--judge", metavar="CONFIG", help="The judge config."),
+    answers: Path = typer.Option(..., "--answers", metavar="ANSWERS",
+                                 help="The answers the humans labelled."),
+    labels: Path = typer.Option(..., "--labels", metavar="HUMAN",
+                                help="Human labels (JSONL query_id, label) on the judge's "
+                                     "scale."),
+    output: Path = typer.Option(..., "-o", "--output", metavar="PATH",
+                                help="Where to write the calibration (JSON)."),
+    force: bool = force_option(),
+) -> None:
+    """Measure the judge against human labels (Cohen's κ, accuracy, confusion) and save it."""
+    from rankproof.rag import calibrate, load_answers, load_judge, load_labels
+
+    guard_outputs([(output, "rankproof.rag.judge-calibration")], [judge, answers, labels],
+                  force=force)
+    the_judge = load_judge(judge)
+    human = load_labels(labels, the_judge.identity.scale)
+    arm = load_answers(answers)
+    rows = [r for r in arm.rows if r.query_id in human]
+    missing = sorted(set(human) - {r.query_id for r in rows})
+    if missing:
+        from rankproof._errors import InputError
+
+        raise InputError(f"{len(missing)} labelled quer(ies) have no answer: {missing[:5]}",
+                         path=str(labels), field="query_id")
+    result = the_judge.judge(rows)
+    cal = calibrate(result, human, scale=the_judge.identity.scale, judge=the_judge)
+    cal.save(output)
+    kappa = "undefined" if cal.kappa is None else f"{cal.kappa:.3f}"
+    typer.echo(f"judge {the_judge.identity.model}: κ = {kappa} ({cal.weighting}), accuracy "
+               f"{cal.accuracy:.3f} over {cal.n} labelled case(s); written to {output}")
+
+
+def _print(result: Comparison, fmt: str) -> None:
+    if fmt == "md":
+        typer.echo(comparison_markdown(result))
+        return
+    console = make_console()
+    for table, notes in comparison_tables(result):
+        print_table(console, table)
+        for n in notes:
+            console.print(plain(n))
+        console.print()
+    for cav in result.caveats:
+        _note(cav)
+
+
+@rag_app.command("compare")
+@error_boundary
+def compare(
+    arms: list[Path] = typer.Argument(..., metavar="ANSWERS...",
+                                      help="Two or more answer files over the same queries; the "
+                                           "first is the baseline."),
+    references: Path | None = typer.Option(None, "--references", metavar="REF",
+                                           help="Reference answers (needed by answer metrics)."),
+    qrels: Path | None = typer.Option(None, "--qrels", metavar="QRELS",
+                                      help="Judged passages for context relevance."),
+    metrics: list[str] | None = typer.Option(None, "-m", "--metric", metavar="METRIC",
+                                             help="Metrics to compare (default: all). "
+                                                  "Repeatable."),
+    allow_arm_mismatch: bool = typer.Option(
+        False, "--allow-arm-mismatch",
+        help="Compare arms whose manifests differ in prompt, checkpoint or decoding (stamped)."),
+    alpha: float = typer.Option(0.05, "--alpha", help="Family-wise significance level."),
+    resamples: int = typer.Option(10_000, "--resamples", metavar="N", help="Resamples."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the randomization test (recorded)."),
+    fmt: RagFormat = typer.Option("table", "--format", "-f", help="Output format."),
+    output: Path | None = typer.Option(None, "-o", "--output", "--json", metavar="PATH",
+                                       help="Also write the comparison as JSON here."),
+    fail_on_regression: bool = typer.Option(
+        False, "--fail-on-regression", help="Exit 1 when an arm is significantly worse."),
+    force: bool = force_option(),
+) -> None:
+    """Is each arm better, worse, or not detectably different from the first, per metric?"""
+    from rankproof.rag import (
+        ANSWER_METRICS,
+        DEFAULT_METRICS,
+        compare_arms,
+        load_answers,
+        load_references,
+    )
+
+    guard_outputs([(output, "rankproof.comparison")], [*arms, references, qrels], force=force)
+    files = [load_answers(a) for a in arms]
+    refs = None if references is None else load_references(references)
+    chosen = tuple(metrics) if metrics else (
+        DEFAULT_METRICS if refs is not None
+        else tuple(m for m in DEFAULT_METRICS if m not in ANSWER_METRICS))
+    result, _ = compare_arms(files, refs, qrels=_qrels(qrels), metrics=chosen,
+                             allow_arm_mismatch=allow_arm_mismatch, alpha=alpha,
+                             resamples=resamples, seed=seed)
+    if output is not None:
+        write_output(output, result.to_json() + "\n")
+    if fmt == "json":
+        typer.echo(result.to_json())
+    else:
+        _print(result, str(fmt))
+    if fail_on_regression and result.regressions:
+        raise typer.Exit(EXIT_FAILED)
