@@ -205,3 +205,30 @@ def test_judge_scores_cache_ppi_and_a_gate_that_is_advisory_until_calibrated(
     blocking = _run("gate", str(checks), "--report", str(out))
     assert blocking.exit_code == 1, blocking.output  # type: ignore[attr-defined]
     assert "calibrated: κ = 1.000" in blocking.output  # type: ignore[attr-defined]
+
+
+def test_a_rag_report_serves_as_a_baseline_and_the_comparison_keeps_provenance(
+        tmp_path: Path) -> None:
+    report = tmp_path / "faithful.json"
+    assert _run("rag", "score", str(FAITHFUL), "--references", str(REFS), "-o",
+                str(report)).exit_code == 0  # type: ignore[attr-defined]
+    saved = _run("baseline", "save", str(report), "--name", "rag-main", "--baseline-dir",
+                 str(tmp_path / "b"))
+    assert saved.exit_code == 0, saved.output  # type: ignore[attr-defined]
+    bad = tmp_path / "hallucinated.json"
+    assert _run("rag", "score", str(HALLUCINATED), "--references", str(REFS), "-o",
+                str(bad)).exit_code == 0  # type: ignore[attr-defined]
+    checks = tmp_path / "checks.yaml"
+    checks.write_text("checks:\n  - id: grounded\n    metric: grounding_cited\n"
+                      "    vs_baseline: no_significant_regression\nresamples: 2000\n")
+    gated = _run("gate", str(checks), "--report", str(bad), "--baseline", "rag-main",
+                 "--baseline-dir", str(tmp_path / "b"))
+    assert gated.exit_code == 1, gated.output  # type: ignore[attr-defined]
+    assert "significantly worse" in gated.output  # type: ignore[attr-defined]
+    out = tmp_path / "cmp.json"
+    r = _run("rag", "compare", str(HALLUCINATED), str(FAITHFUL), "-m", "grounding",
+             "--resamples", "500", "-o", str(out))
+    assert r.exit_code == 0, r.output  # type: ignore[attr-defined]
+    doc = json.loads(out.read_text())
+    assert doc["provenance"]["inputs"]["arm0"]["sha256"].startswith("sha256:")
+    assert doc["manifests"]["answers_faithful"]["generator_checkpoint"] == "example-writer-1"

@@ -237,10 +237,15 @@ def compare(
     result, _ = compare_arms(files, refs, qrels=_qrels(qrels), metrics=chosen,
                              allow_arm_mismatch=allow_arm_mismatch, alpha=alpha,
                              resamples=resamples, seed=seed)
+    inputs: dict[str, Path | None] = {f"arm{i}": a for i, a in enumerate(arms)}
+    inputs.update(references=references, qrels=qrels)
+    text = json.dumps({**result.to_dict(), "provenance": _provenance(seed, inputs),
+                       "manifests": {f.name: None if f.manifest is None else f.manifest.to_dict()
+                                     for f in files}}, indent=2, allow_nan=False)
     if output is not None:
-        write_output(output, result.to_json() + "\n")
+        write_output(output, text + "\n")
     if fmt == "json":
-        typer.echo(result.to_json())
+        typer.echo(text)
     else:
         _print(result, str(fmt))
     if fail_on_regression and result.regressions:
