@@ -19,6 +19,17 @@ from rankproof.discovery import (
 )
 from rankproof.targets import HttpTarget
 
+
+class _Quiet(ThreadingHTTPServer):
+    """A test server that does not print a traceback when a client hangs up (keep-alive
+    connections are closed when the client is done)."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass
+
+
 INDEX = {"quality": [("dq-rules", 3.0), ("profiler", 1.5)],
          "schedule": [("scheduler", 2.5), ("dq-rules", 0.5)]}
 
@@ -44,7 +55,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def url() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    httpd = _Quiet(("127.0.0.1", 0), _Handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:

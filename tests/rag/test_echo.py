@@ -15,6 +15,17 @@ from rankproof import ConfigError
 from rankproof.rag import citation_echo_check, echo_payload
 from rankproof.targets import CallableTarget, HttpTarget, TargetResponse
 
+
+class _Quiet(ThreadingHTTPServer):
+    """A test server that does not print a traceback when a client hangs up (keep-alive
+    connections are closed when the client is done)."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass
+
+
 PASSAGES = ["The plant treats river water.", "Storage reservoirs hold two days of supply.",
             "Meters are read every quarter."]
 
@@ -47,7 +58,7 @@ def _server(behaviour: str) -> type[BaseHTTPRequestHandler]:
 
 @pytest.fixture(params=["echo", "wrong-citation", "no-echo"])
 def served(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _server(request.param))
+    httpd = _Quiet(("127.0.0.1", 0), _server(request.param))
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
         yield request.param, f"http://127.0.0.1:{httpd.server_address[1]}/answer"

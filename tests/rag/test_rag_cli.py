@@ -15,6 +15,17 @@ from typer.testing import CliRunner
 
 from rankproof.cli import app
 
+
+class _Quiet(ThreadingHTTPServer):
+    """A test server that does not print a traceback when a client hangs up (keep-alive
+    connections are closed when the client is done)."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass
+
+
 EX = Path(__file__).resolve().parents[2] / "src" / "rankproof" / "rag" / "example"
 REFS, FAITHFUL, HALLUCINATED = (EX / "references.jsonl", EX / "answers_faithful.jsonl",
                                 EX / "answers_hallucinated.jsonl")
@@ -132,7 +143,7 @@ def judge_url() -> Iterator[tuple[str, list[int]]]:
         def log_message(self, *args: object) -> None:
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd = _Quiet(("127.0.0.1", 0), Handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", calls
