@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from tests._jsonserver import serve
 
 from rankproof import TargetError
 from rankproof.discovery import (
@@ -19,50 +17,21 @@ from rankproof.discovery import (
 )
 from rankproof.targets import HttpTarget
 
-
-class _Quiet(ThreadingHTTPServer):
-    """A test server that does not print a traceback when a client hangs up (keep-alive
-    connections are closed when the client is done)."""
-
-    daemon_threads = True
-
-    def handle_error(self, request: object, client_address: object) -> None:
-        pass
-
-
 INDEX = {"quality": [("dq-rules", 3.0), ("profiler", 1.5)],
          "schedule": [("scheduler", 2.5), ("dq-rules", 0.5)]}
 
 
-class _Handler(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        hits = next((v for word, v in INDEX.items() if word in body["query"]), [])
-        if "broken" in body["query"]:
-            payload: dict[str, object] = {"ids": ["a", "b"], "scores": [1.0]}
-        else:
-            payload = {"ids": [d for d, _ in hits], "scores": [s for _, s in hits]}
-        data = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: object) -> None:
-        pass
+def _reply(body: dict[str, str]) -> dict[str, object]:
+    hits = next((v for word, v in INDEX.items() if word in body["query"]), [])
+    if "broken" in body["query"]:
+        return {"ids": ["a", "b"], "scores": [1.0]}
+    return {"ids": [d for d, _ in hits], "scores": [s for _, s in hits]}
 
 
 @pytest.fixture
 def url() -> Iterator[str]:
-    httpd = _Quiet(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/search"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serve(_reply, "/search") as base:
+        yield base
 
 
 CASES = [DiscoveryCase("check data quality", "dq-rules"),

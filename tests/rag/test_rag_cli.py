@@ -5,26 +5,14 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from tests._jsonserver import serve
 from typer.testing import CliRunner
 
 from rankproof.cli import app
-
-
-class _Quiet(ThreadingHTTPServer):
-    """A test server that does not print a traceback when a client hangs up (keep-alive
-    connections are closed when the client is done)."""
-
-    daemon_threads = True
-
-    def handle_error(self, request: object, client_address: object) -> None:
-        pass
-
 
 EX = Path(__file__).resolve().parents[2] / "src" / "rankproof" / "rag" / "example"
 REFS, FAITHFUL, HALLUCINATED = (EX / "references.jsonl", EX / "answers_faithful.jsonl",
@@ -122,34 +110,19 @@ def test_arms_with_different_manifests_need_the_flag(tmp_path: Path) -> None:
 def judge_url() -> Iterator[tuple[str, list[int]]]:
     calls: list[int] = []
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            prompt = body["messages"][-1]["content"]
-            answer = prompt.split("Answer to grade:\n", 1)[1]
-            calls.append(1)
-            if "How long is the total flocculation time" in prompt:
-                content = "I think it is fine."  # not JSON: an error row
-            else:  # a crude judge: cited answers score 5, others 2
-                content = json.dumps({"score": 5 if re.search(r"\[\d\]", answer) else 2,
-                                      "reason": "checked"})
-            data = json.dumps({"choices": [{"message": {"content": content}}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def reply(body: dict[str, list[dict[str, str]]]) -> dict[str, object]:
+        prompt = body["messages"][-1]["content"]
+        answer = prompt.split("Answer to grade:\n", 1)[1]
+        calls.append(1)
+        if "How long is the total flocculation time" in prompt:
+            content = "I think it is fine."  # not JSON: an error row
+        else:  # a crude judge: cited answers score 5, others 2
+            content = json.dumps({"score": 5 if re.search(r"\[\d\]", answer) else 2,
+                                  "reason": "checked"})
+        return {"choices": [{"message": {"content": content}}]}
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = _Quiet(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", calls
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serve(reply, "/v1") as url:  # type: ignore[arg-type]
+        yield url, calls
 
 
 def _judge_config(tmp_path: Path, url: str) -> Path:

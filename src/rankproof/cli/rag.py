@@ -11,8 +11,6 @@ import typer
 from rankproof.cli._app import EXIT_FAILED, app, err_console, error_boundary
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import choices, write_output
-from rankproof.comparison import Comparison
-from rankproof.report.compare import comparison_markdown, comparison_tables
 from rankproof.report.console import make_console, plain, print_table
 
 FORMATS = ("table", "json", "md")
@@ -179,20 +177,6 @@ def calibrate_judge(
                f"{cal.accuracy:.3f} over {cal.n} labelled case(s); written to {output}")
 
 
-def _print(result: Comparison, fmt: str) -> None:
-    if fmt == "md":
-        typer.echo(comparison_markdown(result))
-        return
-    console = make_console()
-    for table, notes in comparison_tables(result):
-        print_table(console, table)
-        for n in notes:
-            console.print(plain(n))
-        console.print()
-    for cav in result.caveats:
-        _note(cav)
-
-
 @rag_app.command("compare")
 @error_boundary
 def compare(
@@ -247,6 +231,8 @@ def compare(
     if fmt == "json":
         typer.echo(text)
     else:
-        _print(result, str(fmt))
+        from rankproof.cli.compare import _print_comparison  # the one comparison printer
+
+        _print_comparison(result, str(fmt))
     if fail_on_regression and result.regressions:
         raise typer.Exit(EXIT_FAILED)
