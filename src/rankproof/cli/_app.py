@@ -267,6 +267,17 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def print_note(text: str, about: str | None = None) -> None:
+    """One ``note: …`` line on standard error (``note (about): …`` when ``about`` is given).
+
+    Every command reports caveats this way; the text comes from files and results, so it
+    is printed as plain text, never markup.
+    """
+    line = plain("note", style="yellow")
+    line.append_text(plain(f" ({about}): {text}" if about else f": {text}"))
+    make_console(stderr=True).print(line)
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"rankproof {__version__}")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, get_args
 import typer
 from typer.core import TyperCommand
 
-from rankproof.cli._app import EXIT_FAILED, app, err_console, error_boundary, readable
+from rankproof.cli._app import EXIT_FAILED, app, err_console, error_boundary, print_note, readable
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import (
     DedupeChoice,
@@ -85,9 +85,7 @@ def _print_comparison(result: Comparison, fmt: str) -> None:
                 console.print(plain(note))
             console.print()
         for cav in result.caveats:
-            line = plain("note", style="yellow")
-            line.append_text(plain(f": {cav}"))
-            err_console.print(line)
+            print_note(cav)
 
 
 @app.command(cls=CompareCommand,

@@ -23,7 +23,7 @@ import typer
 from typer.core import TyperCommand
 
 from rankproof._errors import ConfigError, InputError
-from rankproof.cli._app import EXIT_FAILED, app, err_console, error_boundary, readable
+from rankproof.cli._app import EXIT_FAILED, app, error_boundary, print_note, readable
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import choices, write_output
 from rankproof.discovery import (
@@ -126,9 +126,7 @@ def _emit(sections: list[Section], doc: dict[str, Any], fmt: str, output: Path |
                 console.print(plain(f"  {note}"))
             console.print()
     for note in notes:
-        line = plain("note", style="yellow")
-        line.append_text(plain(f": {note}"))
-        err_console.print(line)
+        print_note(note)
 
 
 def _finite(value: float | None) -> float | None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from rankproof.cli._app import app, err_console, error_boundary
+from rankproof.cli._app import app, error_boundary, print_note
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import (
     DedupeChoice,
@@ -37,7 +37,7 @@ from rankproof.measures import (
     parse_many,
 )
 from rankproof.report import records, table
-from rankproof.report.console import make_console, plain, print_table
+from rankproof.report.console import make_console, print_table
 from rankproof.report.trec import trec_lines
 
 FORMATS = ("table", *records.FORMATS, "trec")
@@ -109,9 +109,7 @@ def measure(
         for run in loaded]
     for pq in results:
         for caveat in table.caveats(pq):
-            line = plain("note", style="yellow")
-            line.append_text(plain(f" ({pq.run_name}): {caveat}"))
-            err_console.print(line)
+            print_note(caveat, about=pq.run_name)
 
     if fmt == "table" and output is None:
         console = make_console()

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from rankproof.cli._app import EXIT_FAILED, app, err_console, error_boundary
+from rankproof.cli._app import EXIT_FAILED, app, error_boundary, print_note
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import choices, write_output
 from rankproof.report.console import make_console, plain, print_table
@@ -25,12 +25,6 @@ rag_app = typer.Typer(
     help="Score RAG answers (answer metrics, grounding, citations, the triad), compare arms, "
          "calibrate a judge.")
 app.add_typer(rag_app, name="rag")
-
-
-def _note(text: str) -> None:
-    line = plain("note", style="yellow")
-    line.append_text(plain(f": {text}"))
-    err_console.print(line)
 
 
 def _provenance(seed: int, inputs: dict[str, Path | None]) -> dict[str, Any]:
@@ -98,7 +92,7 @@ def score(
         from rankproof.rag import ANSWER_METRICS
 
         chosen = tuple(m for m in DEFAULT_METRICS if m not in ANSWER_METRICS)
-        _note("no --references: the answer metrics (exact match, token-F1, ROUGE-L, BLEU) "
+        print_note("no --references: the answer metrics (exact match, token-F1, ROUGE-L, BLEU) "
               "are left out")
     report = score_answers(arm, refs, qrels=_qrels(qrels), metrics=chosen, judge=the_judge,
                            repeat=repeat, labels=human)
@@ -136,9 +130,9 @@ def score(
         if j.ppi is not None:
             line += (f"; corrected (PPI) mean {j.ppi.estimate:.4f} "
                      f"[{j.ppi.ci_low:.4f}, {j.ppi.ci_high:.4f}] from {j.ppi.n} labels")
-        _note(line)
+        print_note(line)
     for cav in report.caveats:
-        _note(cav)
+        print_note(cav)
 
 
 @rag_app.command("calibrate-judge")
