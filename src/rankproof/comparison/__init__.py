@@ -43,6 +43,7 @@ from rankproof.comparison._row import (
     Comparison,
     ComparisonRow,
     Verdict,
+    format_end,
 )
 
 __all__ = [
@@ -61,6 +62,7 @@ __all__ = [
     "compare_pairs",
     "compare_scores",
     "family_cost",
+    "format_end",
     "judged_measure",
     "load_comparison",
     "pilot_deltas",

@@ -44,6 +44,13 @@ FLAT_COLUMNS: tuple[str, ...] = (
 )
 
 
+def format_end(value: float, digits: int = 4) -> str:
+    """An interval end as printed everywhere: signed, ``±∞`` when unbounded."""
+    if math.isinf(value):
+        return "+∞" if value > 0 else "−∞"
+    return f"{value:+.{digits}f}"
+
+
 def _key(measure: str | Measure) -> str:
     return str(measure if isinstance(measure, Measure) else resolve_measures(measure)[0])
 
@@ -112,6 +119,10 @@ class ComparisonRow(Result):
     def excludes_zero(self) -> bool:
         """True when the row's interval lies wholly above or below 0."""
         return bool(self.ci_low > 0.0 or self.ci_high < 0.0)
+
+    def interval_text(self, digits: int = 4) -> str:
+        """``[low, high]`` of the row's interval, as every table and message prints it."""
+        return f"[{format_end(self.ci_low, digits)}, {format_end(self.ci_high, digits)}]"
 
     def clears_bound(self) -> bool:
         """True when the interval excludes `bound` (for a difference test: 0)."""

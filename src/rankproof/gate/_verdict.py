@@ -34,7 +34,7 @@ from typing import Any, Literal
 import numpy as np
 
 from rankproof._errors import ConfigError, InputError
-from rankproof.comparison import ComparisonRow, Pairing, compare_pairs
+from rankproof.comparison import ComparisonRow, Pairing, compare_pairs, format_end
 from rankproof.gate._baseline import Baseline, check_compatible
 from rankproof.gate._checks import Check, ChecksFile, resolve_checks
 from rankproof.measures import lookup
@@ -279,14 +279,11 @@ def _pairing(check: Check, result: RunResult, baseline: RunResult, base_name: st
                    unit="case", context=f"check {check.id!r}", margin=check.margin)
 
 
-def _end(x: float) -> str:
-    return ("+∞" if x > 0 else "−∞") if math.isinf(x) else f"{x:+.4f}"
-
-
 def _baseline_result(check: Check, row: ComparisonRow, total: int) -> CheckResult:
     r = row.result
     direction = "lower" if row.higher_is_better else "higher"
-    interval = f"[{row.ci_level * 100:.4g}% interval {_end(row.ci_low)}, {_end(row.ci_high)}]"
+    interval = (f"[{row.ci_level * 100:.4g}% interval {format_end(row.ci_low)}, "
+                f"{format_end(row.ci_high)}]")
     stats = (f"Δ {r.difference:+.4f} {interval}, p {_p(r.p_value)}"
              + (f" ({row.correction} {_p(row.p_corrected)})" if row.correction != "none"
                 else ""))
@@ -296,11 +293,11 @@ def _baseline_result(check: Check, row: ComparisonRow, total: int) -> CheckResul
         end = row.ci_low if row.higher_is_better else row.ci_high
         if passed:
             message = (f"no regression beyond {row.margin:g} in {row.measure}: the one-sided "
-                       f"{bound} bound {_end(end)} clears {row.bound:+g}; {stats} ≤ α "
+                       f"{bound} bound {format_end(end)} clears {row.bound:+g}; {stats} ≤ α "
                        f"{row.alpha:g}")
         else:
             message = (f"{row.measure}: a regression larger than {row.margin:g} is not ruled "
-                       f"out ({direction} is worse): the one-sided {bound} bound {_end(end)} "
+                       f"out ({direction} is worse): the one-sided {bound} bound {format_end(end)} "
                        f"does not clear {row.bound:+g}; {stats} > α {row.alpha:g}")
     else:
         passed = row.verdict != "worse"

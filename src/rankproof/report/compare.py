@@ -8,8 +8,6 @@ escaped, so a name can neither colour a terminal nor break a table.
 
 from __future__ import annotations
 
-import math
-
 from rich import box
 from rich.table import Table
 
@@ -42,15 +40,9 @@ def label(measure: str) -> str:
     return measure
 
 
-def _end(value: float, digits: int) -> str:
-    if math.isinf(value):
-        return "+∞" if value > 0 else "−∞"
-    return f"{value:+.{digits}f}"
-
-
 def interval_text(row: ComparisonRow, digits: int = 4) -> str:
     """``[low, high]`` of the row's interval (the one its verdict agrees with)."""
-    return f"[{_end(row.ci_low, digits)}, {_end(row.ci_high, digits)}]"
+    return row.interval_text(digits)
 
 
 def level_text(row: ComparisonRow) -> str:

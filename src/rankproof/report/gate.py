@@ -8,8 +8,6 @@ nothing without knowing whether 0.01 is noise on this golden set.
 
 from __future__ import annotations
 
-import math
-
 from rich import box
 from rich.table import Table
 from rich.text import Text
@@ -29,10 +27,6 @@ def _num(x: float | None) -> str:
     return f"{x:.4f}" if abs(x) < 1e5 else f"{x:.4g}"
 
 
-def _end(x: float) -> str:
-    return ("+∞" if x > 0 else "−∞") if math.isinf(x) else f"{x:+.4f}"
-
-
 def _p(x: float | None) -> str:
     if x is None:
         return "—"
@@ -44,10 +38,9 @@ def cells(c: CheckResult) -> dict[str, str]:
     base = _num(c.baseline_value) if c.kind == "vs_baseline" else "—"
     if c.kind == "vs_baseline":
         value = _num(c.value)
-        delta = (f"{c.difference:+.4f} [{_end(c.ci_low)}, {_end(c.ci_high)}] "
-                 f"({c.ci_level * 100:.4g}%)"
-                 if c.difference is not None and c.ci_low is not None
-                 and c.ci_high is not None and c.ci_level is not None else "—")
+        delta = (f"{c.difference:+.4f} {c.comparison.interval_text()} "
+                 f"({c.comparison.ci_level * 100:.4g}%)"
+                 if c.difference is not None and c.comparison is not None else "—")
         p = _p(c.p_value)
         if c.correction not in (None, "none") and c.p_corrected is not None:
             p += f" ({c.correction} {_p(c.p_corrected)})"
