@@ -25,8 +25,7 @@ from rankproof.discovery._graded import (
     score_named_sets,
     to_graded_qrels,
 )
-from rankproof.discovery._indexings import rank_run
-from rankproof.discovery._source import CallableSearcher, Catalog, CatalogItem
+from rankproof.discovery._source import CallableSearcher, Catalog, CatalogItem, rank_run
 from rankproof.measures import evaluate
 
 T = "lineage"

@@ -28,7 +28,7 @@ from rankproof._errors import InputError
 from rankproof.data import Run
 from rankproof.discovery._cases import DiscoveryCase, case_id, check_cases, to_qrels
 from rankproof.discovery._defaults import DFLT_K_VALUES, DFLT_METRICS, DFLT_MODE, METRIC_FAMILIES
-from rankproof.discovery._source import Ranking, Searcher, as_searcher, retrieve
+from rankproof.discovery._source import Ranking, Searcher, as_searcher, rank_run, retrieve
 from rankproof.measures import evaluate
 from rankproof.retrieval import CrossEncoder, Embedder
 from rankproof.stats import Result
@@ -202,18 +202,12 @@ def _searched(source: Any, cases: Sequence[DiscoveryCase], depth: int, *, mode: 
 
 
 def _run(cases: Sequence[DiscoveryCase], rankings: Sequence[Ranking]) -> Run | None:
-    """The gold cases' rankings as a `Run` whose score order is exactly the searcher's.
-
-    Scores are replaced by ``depth - position``: strictly decreasing, so
-    trec_eval's tie-break (id descending on equal scores) cannot reorder
-    what the searcher returned. ``None`` when no gold case retrieved anything.
-    """
-    table: dict[str, dict[str, float]] = {}
-    for i, (case, ranking) in enumerate(zip(cases, rankings, strict=True)):
-        if case.gold and ranking:
-            n = len(ranking)
-            table[case_id(i)] = {doc: float(n - pos) for pos, (doc, _) in enumerate(ranking)}
-    return Run.from_dict(table, name="discovery") if table else None
+    """The gold cases' rankings as a `Run` in exactly the searcher's order (`rank_run`:
+    trec_eval's tie-break cannot reorder them); ``None`` when none retrieved anything."""
+    table = {case_id(i): ranking for i, (case, ranking) in enumerate(zip(cases, rankings,
+                                                                        strict=True))
+             if case.gold and ranking}
+    return rank_run(table, name="discovery") if table else None
 
 
 def score_retrieval(cases: Sequence[DiscoveryCase], rankings: Sequence[Ranking], *,

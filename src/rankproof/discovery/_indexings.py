@@ -26,7 +26,7 @@ from typing import Any
 
 from rankproof._errors import InputError
 from rankproof.comparison import Comparison, compare_scores
-from rankproof.data import Qrels, Run
+from rankproof.data import Qrels
 from rankproof.discovery._cases import DiscoveryCase, to_qrels
 from rankproof.discovery._defaults import DFLT_MODE, LEVEL_GAINS
 from rankproof.discovery._graded import (
@@ -36,7 +36,7 @@ from rankproof.discovery._graded import (
     recall_on_hard_positives,
     to_graded_qrels,
 )
-from rankproof.discovery._source import Ranking, as_searcher, retrieve
+from rankproof.discovery._source import Ranking, as_searcher, rank_run, retrieve
 from rankproof.measures import evaluate
 from rankproof.retrieval import CrossEncoder, Embedder
 from rankproof.stats import Result
@@ -249,29 +249,6 @@ def _positions(ranking: Ranking) -> dict[str, tuple[int, float]]:
         if doc not in out:
             out[doc] = (len(out) + 1, float(score))
     return out
-
-
-def rank_run(rankings: Mapping[str, Ranking], *, name: str = "run") -> Run:
-    """A `Run` whose trec_eval order is exactly each ranking's order (first = rank 1).
-
-    Searchers' scores may tie in an order trec_eval would break differently,
-    so scores are replaced by strictly falling values; a repeated id keeps
-    its first (best) place.
-    """
-    table: dict[str, dict[str, float]] = {}
-    for qid, ranking in rankings.items():
-        docs: dict[str, float] = {}
-        for doc in _unique(ranking):
-            docs[doc] = float(len(ranking) - len(docs))
-        table[qid] = docs
-    return Run.from_dict(table, name=name)
-
-
-def _unique(ranking: Ranking) -> list[str]:
-    seen: dict[str, None] = {}
-    for doc, _ in ranking:
-        seen.setdefault(doc, None)
-    return list(seen)
 
 
 def compare_indexings(

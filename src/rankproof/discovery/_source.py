@@ -37,7 +37,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from rankproof._errors import ConfigError, InputError
 from rankproof._io import PathLike
-from rankproof.data import Input, read_jsonl
+from rankproof.data import Input, Run, read_jsonl
 from rankproof.retrieval import (
     BM25Retriever,
     CrossEncoder,
@@ -204,6 +204,29 @@ def _ranked(scores: Mapping[str, float], k: int) -> Ranking:
     """Best first by trec_eval's rule: score descending, ties by id descending (byte-wise)."""
     by_id = sorted(scores.items(), key=lambda kv: kv[0].encode("utf-8"), reverse=True)
     return tuple(sorted(by_id, key=lambda kv: -kv[1])[:k])
+
+
+def rank_run(rankings: Mapping[str, Ranking], *, name: str = "run") -> Run:
+    """A `Run` whose trec_eval order is exactly each ranking's order (first = rank 1).
+
+    Searchers' scores may tie in an order trec_eval would break differently,
+    so scores are replaced by strictly falling values; a repeated id keeps
+    its first (best) place.
+    """
+    table: dict[str, dict[str, float]] = {}
+    for qid, ranking in rankings.items():
+        docs: dict[str, float] = {}
+        for doc in _unique(ranking):
+            docs[doc] = float(len(ranking) - len(docs))
+        table[qid] = docs
+    return Run.from_dict(table, name=name)
+
+
+def _unique(ranking: Ranking) -> list[str]:
+    seen: dict[str, None] = {}
+    for doc, _ in ranking:
+        seen.setdefault(doc, None)
+    return list(seen)
 
 
 @dataclass
