@@ -33,45 +33,14 @@ import statistics
 import sys
 from pathlib import Path
 
-import numpy as np
+from _discovery_data import data  # this folder: the script's own (sys.path[0])
 
 from rankproof.discovery import (
     DFLT_DISTRACTOR_SIZES,
-    Catalog,
-    CatalogItem,
-    DiscoveryCase,
     DistractorCurve,
     distractor_curve_from_cases,
-    load_cases,
-    load_catalog,
 )
 from rankproof.retrieval import HashingEmbedder
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "src" / "rankproof" / "discovery" / "example"
-
-
-def generated(seed: int = 0, n_items: int = 160, n_probes: int = 60
-              ) -> tuple[Catalog, list[DiscoveryCase], str]:
-    """Items share a common vocabulary plus two words of their own; probes mix both."""
-    rng = np.random.default_rng(seed)
-    common = [f"w{i}" for i in range(300)]
-    items = []
-    for i in range(n_items):
-        words = [*rng.choice(common, 30).tolist(), f"own{i}a", f"own{i}b"]
-        items.append(CatalogItem(f"tool-{i:03d}", f"Tool {i}", " ".join(words), (f"t{i % 7}",)))
-    probes = []
-    for _ in range(n_probes):
-        i = int(rng.integers(n_items))
-        probes.append(DiscoveryCase(" ".join(rng.choice(items[i].text.split(), 5).tolist()),
-                                    (items[i].id,)))
-    return Catalog(tuple(items), name="generated"), probes, f"generated (seed {seed})"
-
-
-def data() -> tuple[Catalog, list[DiscoveryCase], str]:
-    catalog, cases = EXAMPLE / "catalog.jsonl", EXAMPLE / "cases.jsonl"
-    if catalog.is_file() and cases.is_file():
-        return load_catalog(catalog), load_cases(cases), "bundled example"
-    return generated()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out-dir", type=Path, default=Path("bench-data"))
     args = parser.parse_args(argv)
 
-    catalog, cases, origin = data()
+    catalog, cases, origin = data(n_items=160, n_cases=60)
     embedder = HashingEmbedder() if args.hashing else None
     curves: list[DistractorCurve] = [
         distractor_curve_from_cases(catalog, cases, mode=args.mode, embedder=embedder,

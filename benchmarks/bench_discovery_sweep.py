@@ -34,52 +34,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from _discovery_data import data  # this folder: the script's own (sys.path[0])
 
 from rankproof.discovery import (
     DFLT_SWEEP_MAX_K,
     DFLT_SWEEP_MIN_SCORE,
     DFLT_SWEEP_REL,
-    Catalog,
-    CatalogItem,
     CatalogSearcher,
-    DiscoveryCase,
     SelectionReport,
     evaluate_selection,
-    load_cases,
-    load_catalog,
     sweep_selector,
 )
 from rankproof.retrieval import HashingEmbedder
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "src" / "rankproof" / "discovery" / "example"
-
-
-def generated(seed: int = 0, n_items: int = 200, n_cases: int = 100
-              ) -> tuple[Catalog, list[DiscoveryCase], str]:
-    """A synthetic catalogue: items share a common vocabulary plus a few words of their own."""
-    rng = np.random.default_rng(seed)
-    common = [f"w{i}" for i in range(300)]
-    items = []
-    for i in range(n_items):
-        words = [*rng.choice(common, 30).tolist(), f"own{i}a", f"own{i}b"]
-        items.append(CatalogItem(f"tool-{i:03d}", f"Tool {i}", " ".join(words), (f"t{i % 7}",)))
-    cases = []
-    for j in range(n_cases):
-        if j % 5 == 4:
-            cases.append(DiscoveryCase(" ".join(rng.choice(common, 4).tolist()) + " nothing"))
-            continue
-        i = int(rng.integers(n_items))
-        words = rng.choice(items[i].text.split(), 5).tolist()
-        cases.append(DiscoveryCase(" ".join(words), (items[i].id,)))
-    return Catalog(tuple(items), name="generated"), cases, f"generated (seed {seed})"
-
-
-def data() -> tuple[Catalog, list[DiscoveryCase], str]:
-    catalog, cases = EXAMPLE / "catalog.jsonl", EXAMPLE / "cases.jsonl"
-    if catalog.is_file() and cases.is_file():
-        return load_catalog(catalog), load_cases(cases), "bundled example"
-    return generated()
 
 
 def median_time(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
@@ -101,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out-dir", type=Path, default=Path("bench-data"))
     args = parser.parse_args(argv)
 
-    catalog, cases, origin = data()
+    catalog, cases, origin = data(n_items=200, n_cases=100, abstain_every=5)
     embedder = HashingEmbedder() if args.hashing else None
     searcher = CatalogSearcher(catalog, mode=args.mode, embedder=embedder)
     searcher.search_many([cases[0].query], args.k)  # build the index, untimed
