@@ -1,8 +1,9 @@
-"""A real JSON-over-HTTP server on 127.0.0.1 for tests: ``with serve(reply) as url: ...``.
+"""Real HTTP servers on 127.0.0.1 for tests, started and stopped by the test itself.
 
-``reply(body) -> response object`` turns each POSTed JSON body into the JSON
-answer. The server runs in a thread, is stopped on exit, and stays quiet when
-a keep-alive client hangs up.
+``with serve(reply) as url: ...`` runs a JSON server: ``reply(body) -> response
+object`` turns each POSTed JSON body into the JSON answer. ``with running(httpd)
+as base: ...`` runs any server (a scripted one) in a thread and stops it on exit.
+Both stay quiet when a keep-alive client hangs up (`QuietServer`).
 """
 
 from __future__ import annotations
@@ -17,11 +18,33 @@ from typing import Any
 Reply = Callable[[Any], Any]
 
 
-class _Quiet(ThreadingHTTPServer):
+class QuietServer(ThreadingHTTPServer):
+    """A threading server that prints no traceback when a client hangs up (a keep-alive
+    connection closed, a refused oversize body, a timeout: all part of the tests)."""
+
     daemon_threads = True
 
     def handle_error(self, request: object, client_address: object) -> None:
-        pass  # a client closing its keep-alive connection is not a test failure
+        pass
+
+
+@contextmanager
+def running(httpd: ThreadingHTTPServer, on_stop: Callable[[], None] | None = None
+            ) -> Iterator[str]:
+    """``http://HOST:PORT`` while ``httpd`` serves in a thread; stopped (after ``on_stop``,
+    which should release handlers that wait) and joined on exit."""
+    host, port = httpd.server_address[:2]
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                              daemon=True)
+    thread.start()
+    try:
+        yield f"http://{host!s}:{port}"
+    finally:
+        if on_stop is not None:
+            on_stop()
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
 
 
 @contextmanager
@@ -41,10 +64,5 @@ def serve(reply: Reply, path: str = "") -> Iterator[str]:
         def log_message(self, *args: object) -> None:
             pass
 
-    httpd = _Quiet(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}{path}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with running(QuietServer(("127.0.0.1", 0), Handler)) as base:
+        yield base + path

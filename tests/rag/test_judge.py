@@ -7,11 +7,12 @@ import dataclasses
 import json
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests._jsonserver import QuietServer, running
 
 from rankproof._errors import InputError, TargetError
 from rankproof.rag._answers import AnswerRow, Context
@@ -365,23 +366,9 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Server]:
             except OSError:  # the client stopped reading (a refused oversize body)
                 pass
 
-    class Quiet(ThreadingHTTPServer):
-        def handle_error(self, request: Any, client_address: Any) -> None:
-            pass  # a client that hung up (a refused body, a timeout) is part of the test
-
-    httpd = Quiet(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                              daemon=True)
-    thread.start()
-    try:
+    with running(QuietServer(("127.0.0.1", 0), Handler), on_stop=state.stop.set) as base:
+        state.url = base + "/v1"
         yield state
-    finally:
-        state.stop.set()
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
 
 
 def _completion(content: str) -> bytes:

@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from tests._jsonserver import running
 
 MAX_REQUESTS = 200  # a bound on any one test: a runaway retry loop fails instead of spinning
 
@@ -132,15 +133,6 @@ def server() -> Iterator[ScriptedServer]:
     state = ScriptedServer(url="")
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
     httpd.daemon_threads = True
-    host, port = httpd.server_address[:2]
-    state.url = f"http://{host!s}:{port}/search"
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                              daemon=True)
-    thread.start()
-    try:
+    with running(httpd, on_stop=state.stop.set) as base:
+        state.url = base + "/search"
         yield state
-    finally:
-        state.stop.set()
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
