@@ -29,7 +29,7 @@ from rankproof.data._jsonio import (
     write_jsonl_qrels,
     write_jsonl_run,
 )
-from rankproof.data._jsonl import read_jsonl
+from rankproof.data._jsonl import check_keys, read_jsonl
 from rankproof.data._load import (
     QRELS_FORMATS,
     RUN_FORMATS,
@@ -72,6 +72,7 @@ __all__ = [
     "arrow_indices",
     "as_qrels",
     "as_run",
+    "check_keys",
     "default_run_name",
     "int_refusal",
     "load_qrels",

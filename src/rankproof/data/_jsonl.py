@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import rankproof._limits as _limits
@@ -40,6 +40,19 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             raise _DuplicateKey(key)
         out[key] = value
     return out
+
+
+def check_keys(obj: Mapping[str, Any], allowed: Sequence[str], what: str, *,
+               path: str | None = None, line: int | None = None) -> None:
+    """Refuse an object with keys outside ``allowed``: a typo'd key is a lost value.
+
+    The `InputError` names the first unknown key as its field, and the message
+    lists every unknown key and what ``what`` may hold (``"a case"``).
+    """
+    unknown = sorted(set(obj) - set(allowed))
+    if unknown:
+        raise InputError(f"unknown key(s) {', '.join(map(repr, unknown))}; {what} has "
+                         f"{', '.join(allowed)}", path=path, line=line, field=unknown[0])
 
 
 def json_type_name(value: Any) -> str:

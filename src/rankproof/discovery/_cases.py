@@ -20,7 +20,7 @@ from typing import Any
 
 from rankproof._errors import InputError
 from rankproof._io import PathLike, atomic_write
-from rankproof.data import Qrels, read_jsonl
+from rankproof.data import Qrels, check_keys, read_jsonl
 
 META_KEY = "__meta__"
 _CASE_KEYS = ("query", "gold", "corpus", "source_id", "metadata")
@@ -66,10 +66,7 @@ class DiscoveryCase:
         """The inverse of `to_dict`; ``gold`` may be a string (one id) or a list."""
         if not isinstance(d, Mapping):
             raise InputError(f"a discovery case is a JSON object, got {type(d).__name__}")
-        unknown = sorted(set(d) - set(_CASE_KEYS))
-        if unknown:
-            raise InputError(f"unknown key(s) {', '.join(map(repr, unknown))}; a case has "
-                             f"{', '.join(_CASE_KEYS)}", field=unknown[0])
+        check_keys(d, _CASE_KEYS, "a case")
         if "query" not in d:
             raise InputError("a discovery case needs a query", field="query")
         gold = d.get("gold", ())

@@ -32,7 +32,7 @@ from typing import Any
 
 from rankproof._errors import InputError
 from rankproof._io import PathLike, atomic_write
-from rankproof.data import Qrels, read_jsonl
+from rankproof.data import Qrels, check_keys, read_jsonl
 from rankproof.discovery._cases import META_KEY, _meta
 from rankproof.discovery._defaults import DFLT_MODE, LEVEL_GAINS, RELEVANCE_LEVELS
 from rankproof.discovery._source import as_searcher, retrieve
@@ -126,10 +126,7 @@ class PackageRelevanceCase:
         """The inverse of `to_dict`; an unknown key or level is refused by name."""
         if not isinstance(d, Mapping):
             raise InputError(f"a package case is a JSON object, got {type(d).__name__}")
-        unknown = sorted(set(d) - set(_CASE_KEYS))
-        if unknown:
-            raise InputError(f"unknown key(s) {', '.join(map(repr, unknown))}; a package case "
-                             f"has {', '.join(_CASE_KEYS)}", field=unknown[0])
+        check_keys(d, _CASE_KEYS, "a package case")
         if "artifact_id" not in d:
             raise InputError("a package case needs an artifact_id", field="artifact_id")
         return cls(artifact_id=d["artifact_id"], labels=_or_empty(d, "labels"),
@@ -382,10 +379,7 @@ class NamedSets(Result):
         """The inverse of `to_dict`."""
         if not isinstance(d, Mapping):
             raise InputError(f"named sets are a JSON object, got {type(d).__name__}")
-        unknown = sorted(set(d) - set(_SETS_KEYS))
-        if unknown:
-            raise InputError(f"unknown key(s) {', '.join(map(repr, unknown))}; named sets have "
-                             f"{', '.join(_SETS_KEYS)}", field=unknown[0])
+        check_keys(d, _SETS_KEYS, "a named-sets object")
         if "theme" not in d:
             raise InputError("named sets need a theme", field="theme")
         return cls(d["theme"], _or_list(d, "distractors"), _or_list(d, "hard_positives"))

@@ -37,7 +37,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from rankproof._errors import ConfigError, InputError
 from rankproof._io import PathLike
-from rankproof.data import Input, Run, read_jsonl
+from rankproof.data import Input, Run, check_keys, read_jsonl
 from rankproof.retrieval import (
     BM25Retriever,
     CrossEncoder,
@@ -138,10 +138,7 @@ class Catalog:
 
 
 def _item(obj: Mapping[str, Any], path: str, line: int) -> CatalogItem:
-    unknown = sorted(set(obj) - set(_ITEM_KEYS))
-    if unknown:
-        raise InputError(f"unknown key(s) {', '.join(map(repr, unknown))}; an item has "
-                         f"{', '.join(_ITEM_KEYS)}", path=path, line=line, field=unknown[0])
+    check_keys(obj, _ITEM_KEYS, "an item", path=path, line=line)
     item_id = obj.get("id")
     if not isinstance(item_id, str) or not item_id.strip() or item_id != item_id.strip():
         raise InputError(f"id must be a non-empty string without surrounding spaces, got "

@@ -22,7 +22,7 @@ from typing import Any
 
 from rankproof._errors import InputError
 from rankproof._io import PathLike
-from rankproof.data import read_jsonl
+from rankproof.data import check_keys, read_jsonl
 
 MANIFEST_KEY = "__manifest__"
 #: The manifest fields two arms must share to be compared without a caveat.
@@ -173,10 +173,7 @@ def load_answers(path: PathLike, *, name: str | None = None) -> AnswerFile:
                                                         "line")
             manifest = _manifest(obj[MANIFEST_KEY], label, line)
             continue
-        unknown = sorted(set(obj) - set(_ROW_KEYS))
-        if unknown:
-            raise _where(label, line, unknown[0], f"unknown field(s) {', '.join(unknown)}; a "
-                                                  f"row has {', '.join(_ROW_KEYS)}")
+        check_keys(obj, _ROW_KEYS, "a row", path=label, line=line)
         qid = _text(obj, "query_id", label, line, empty=False)
         if qid in seen:
             raise _where(label, line, "query_id", f"query {qid!r} is answered twice (first on "
@@ -233,10 +230,7 @@ def load_references(path: PathLike) -> References:
     answers: dict[str, tuple[str, ...]] = {}
     queries: dict[str, str] = {}
     for line, obj in read_jsonl(path):
-        unknown = sorted(set(obj) - set(_REF_KEYS))
-        if unknown:
-            raise _where(label, line, unknown[0], f"unknown field(s) {', '.join(unknown)}; a "
-                                                  f"reference has {', '.join(_REF_KEYS)}")
+        check_keys(obj, _REF_KEYS, "a reference", path=label, line=line)
         qid = _text(obj, "query_id", label, line, empty=False)
         if qid in answers:
             raise _where(label, line, "query_id", f"query {qid!r} has two reference rows")
