@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr, V
 import rankproof._limits as _limits
 from rankproof._errors import InputError, RankproofError, TargetError
 from rankproof._io import PathLike, atomic_write, read_bytes
+from rankproof._manifest import digest_json
 from rankproof.rag._answers import AnswerRow, Context
 from rankproof.retrieval import default_cache_dir
 
@@ -64,12 +65,6 @@ PROMPT_TEMPLATE_DIGEST = "sha256:" + hashlib.sha256(PROMPT_TEMPLATE.encode()).he
 
 Label = int | str
 JudgeCall = Callable[..., str]
-
-
-def digest(obj: Any) -> str:
-    """``sha256:<hex>`` of ``obj`` as canonical JSON (sorted keys, no spaces)."""
-    blob = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(blob.encode()).hexdigest()
 
 
 def check_scale(scale: Any) -> tuple[Label, ...]:
@@ -198,7 +193,7 @@ class Judge:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else (
             default_cache_dir() / "judge")
         self.name = name or "judge"
-        self.identity = JudgeIdentity(model, digest(rubric), self.scale)
+        self.identity = JudgeIdentity(model, digest_json(rubric), self.scale)
 
     @property
     def ordinal(self) -> bool:
@@ -213,9 +208,9 @@ class Judge:
     def cache_key(self, query: str, answer: str, contexts: Sequence[Context],
                   repeat: int) -> str:
         """The hex key of one call: model, rubric, scale, template, input and repeat index."""
-        case = digest({"query": query, "answer": answer,
+        case = digest_json({"query": query, "answer": answer,
                        "contexts": [[c.id, c.text] for c in contexts]})
-        return digest({"model": self.model, "rubric": self.identity.rubric_digest,
+        return digest_json({"model": self.model, "rubric": self.identity.rubric_digest,
                        "scale": list(self.scale), "template": PROMPT_TEMPLATE_DIGEST,
                        "input": case, "repeat": repeat}).removeprefix("sha256:")
 
