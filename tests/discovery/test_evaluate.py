@@ -6,6 +6,7 @@ import json
 import math
 
 import pytest
+from tests.discovery._fixtures import CATALOG, PLUMB
 
 from rankproof._errors import InputError
 from rankproof.discovery._cases import DiscoveryCase
@@ -17,7 +18,7 @@ from rankproof.discovery._evaluate import (
     retrieval_report,
     score_discovery,
 )
-from rankproof.discovery._source import CallableSearcher, Catalog, CatalogItem, CatalogSearcher
+from rankproof.discovery._source import CallableSearcher, CatalogSearcher
 from rankproof.retrieval import HashingEmbedder
 
 # Case index: query -> (gold, ranking). Abstention cases sit between gold cases so the
@@ -188,17 +189,6 @@ def test_bad_cases_and_rankings_are_refused() -> None:
         evaluate_discovery(searcher(), ["A"])  # type: ignore[list-item]
     with pytest.raises(InputError, match="1 rankings for 7 cases"):
         score_discovery(CASES, [()])
-
-
-CATALOG = Catalog((
-    CatalogItem("csv-loader", "CSV loader", "Load comma separated files into tables", ("csv",)),
-    CatalogItem("pdf-render", "PDF renderer", "Render reports as PDF documents", ("pdf",)),
-    CatalogItem("sql-runner", "SQL runner", "Run SQL queries against the warehouse", ("sql",)),
-    CatalogItem("mailer", "Mailer", "Send email notifications to a team", ("email",)),
-))
-PLUMB = [DiscoveryCase("load a csv file into a table", "csv-loader"),
-         DiscoveryCase("run sql queries on the warehouse", ("sql-runner",)),
-         DiscoveryCase("book a flight to Lisbon")]
 
 
 def test_unknown_gold_id_is_refused_before_any_search() -> None:

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from tests.discovery._fixtures import CATALOG, PLUMB
 
 from rankproof._errors import InputError
 from rankproof.discovery._cases import DiscoveryCase
@@ -22,7 +23,7 @@ from rankproof.discovery._selection import (
     sweep_rankings,
     sweep_selector,
 )
-from rankproof.discovery._source import CallableSearcher, Catalog, CatalogItem, CatalogSearcher
+from rankproof.discovery._source import CallableSearcher, CatalogSearcher
 from rankproof.retrieval import HashingEmbedder
 
 FIXED: dict[str, tuple[tuple[str, ...], list[tuple[str, float]]]] = {
@@ -266,17 +267,6 @@ def test_sweep_refuses_bad_grids_and_objectives_before_searching() -> None:
     with pytest.raises(InputError, match="max_k must be a positive"):
         sweep_selector(s, CASES, max_k_grid=(0,))
     assert s.calls == 0
-
-
-CATALOG = Catalog((
-    CatalogItem("csv-loader", "CSV loader", "Load comma separated files into tables", ("csv",)),
-    CatalogItem("pdf-render", "PDF renderer", "Render reports as PDF documents", ("pdf",)),
-    CatalogItem("sql-runner", "SQL runner", "Run SQL queries against the warehouse", ("sql",)),
-    CatalogItem("mailer", "Mailer", "Send email notifications to a team", ("email",)),
-))
-PLUMB = [DiscoveryCase("load a csv file into a table", "csv-loader"),
-         DiscoveryCase("run sql queries on the warehouse", ("sql-runner",)),
-         DiscoveryCase("book a flight to Lisbon")]
 
 
 def test_plumbing_through_a_bm25_catalogue() -> None:
