@@ -216,3 +216,19 @@ def test_a_rag_report_serves_as_a_baseline_and_the_comparison_keeps_provenance(
     doc = json.loads(out.read_text())
     assert doc["provenance"]["inputs"]["arm0"]["sha256"].startswith("sha256:")
     assert doc["manifests"]["answers_faithful"]["generator_checkpoint"] == "example-writer-1"
+
+
+def test_context_relevance_from_qrels(tmp_path: Path) -> None:
+    """With --qrels, context relevance is judged: 1 when a shown passage is relevant."""
+    rows = [json.loads(line) for line in FAITHFUL.read_text().splitlines()[1:]]
+    qrels = tmp_path / "qrels.txt"
+    # The first 10 questions: the first shown passage judged relevant; the rest: a passage
+    # that is never shown.
+    qrels.write_text("".join(f"{r['query_id']} 0 {r['contexts'][0]['id'] if i < 10 else 'x'} 1\n"
+                             for i, r in enumerate(rows)))
+    r = _run("rag", "score", str(FAITHFUL), "--qrels", str(qrels), "-m", "context_relevance",
+             "-f", "json")
+    assert r.exit_code == 0, r.output  # type: ignore[attr-defined]
+    doc = json.loads(r.stdout)  # type: ignore[attr-defined]
+    assert doc["means"]["context_relevance"] == pytest.approx(10 / 44)
+    assert not any("proxy" in c for c in doc["caveats"])

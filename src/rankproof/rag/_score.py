@@ -44,8 +44,12 @@ DEFAULT_METRICS: tuple[str, ...] = tuple(dict.fromkeys(
     (*ANSWER_METRICS, *GROUNDING_METRICS, *TRIAD_METRICS)))
 
 
-def as_case(row: AnswerRow, references: References | None, qrels: Qrels | None) -> Case:
-    """The case a stored answer is scored against (references and qrels in it)."""
+def as_case(row: AnswerRow, references: References | None,
+            qrels: Qrels | Mapping[str, Mapping[str, int]] | None) -> Case:
+    """The case a stored answer is scored against (references and qrels in it).
+
+    ``qrels`` may be given as ``qrels.to_dict()`` once, when many rows are scored.
+    """
     refs = None if references is None else references.answers.get(row.query_id)
     query = row.query or (None if references is None else references.queries.get(row.query_id))
     meta: dict[str, Any] = {}
@@ -53,7 +57,8 @@ def as_case(row: AnswerRow, references: References | None, qrels: Qrels | None) 
         meta["references"] = list(refs)
     relevance = None
     if qrels is not None:
-        relevance = {d: int(v) for d, v in qrels.to_dict().get(row.query_id, {}).items()}
+        judged = qrels.to_dict() if isinstance(qrels, Qrels) else qrels
+        relevance = {d: int(v) for d, v in judged.get(row.query_id, {}).items()}
     return Case(id=row.query_id, query=query or "", relevance=relevance, meta=meta)
 
 
@@ -158,8 +163,9 @@ def score_answers(answers: AnswerFile, references: References | None = None, *,
         result, summary = run_judge(judge, answers.rows, repeat=repeat, queries=queries,
                                     labels=labels)
         judged = result.scores(0)
+    relevance = None if qrels is None else qrels.to_dict()  # once, not per row
     for row in answers.rows:
-        case, response = as_case(row, references, qrels), as_response(row)
+        case, response = as_case(row, references, relevance), as_response(row)
         values: dict[str, float] = {}
         if judge is not None:
             if row.query_id in judged:
