@@ -33,13 +33,14 @@ from rankproof.stats import (
 EXPECTED_NAMES = [
     "BOOTSTRAP_P", "CORRECTIONS", "INTERVAL_LABELS", "INTERVAL_METHODS",
     "OPERATIONS_PER_SECOND", "TESTS", "TEST_INTERVALS", "BootstrapResult", "Correction", "Cost",
-    "DetectionTable", "IntervalMethod", "PairComparison", "PairedInterval",
+    "DetectionTable", "IntervalMethod", "NullDistribution", "PairComparison", "PairedInterval",
     "PairedResult", "PairedScores", "RandomizationResult", "Result", "SignTestResult",
     "SimulatedPower", "TTestResult", "TestName", "TukeyHSDResult", "WilcoxonResult",
     "bootstrap_ci", "check_choice", "check_cost", "check_int", "check_probability", "correct",
-    "detection_table", "nearest_rank", "paired_interval", "paired_scores", "paired_t",
-    "paired_test", "paired_test_cost", "power", "queries_needed", "randomization_test", "sign",
-    "sign_test", "simulated_power", "tukey_cost", "tukey_hsd_randomized", "wilcoxon",
+    "detection_table", "nearest_rank", "null_distribution", "paired_interval", "paired_scores",
+    "paired_t", "paired_test", "paired_test_cost", "power", "queries_needed",
+    "randomization_test", "sign", "sign_test", "simulated_power", "tukey_cost",
+    "tukey_hsd_randomized", "wilcoxon",
 ]
 
 

@@ -12,7 +12,9 @@ The default comparison is :func:`paired_test` with the sign-flip
 test inverted over shifts; :func:`bootstrap_ci` the percentile bootstrap
 beside it); :func:`correct` adjusts a family of
 p-values (Holm by default). :func:`wilcoxon` and :func:`sign_test` exist for
-comparison with other tools, never as defaults.
+comparison with other tools, never as defaults. :func:`null_distribution`
+replays a test from stored per-query differences and its recorded seed, so a
+report can draw the distribution the p-value came from without storing it.
 
 Every resampling entry point first estimates what the request costs
 (:class:`Cost`, :func:`paired_test_cost` and friends) and refuses, through
@@ -40,6 +42,7 @@ from rankproof.stats._interval import (
     PairedInterval,
     paired_interval,
 )
+from rankproof.stats._null import NullDistribution, null_distribution
 from rankproof.stats._paired import (
     BOOTSTRAP_P,
     TEST_INTERVALS,
@@ -90,6 +93,7 @@ __all__ = [
     "Cost",
     "DetectionTable",
     "IntervalMethod",
+    "NullDistribution",
     "PairComparison",
     "PairedInterval",
     "PairedResult",
@@ -110,6 +114,7 @@ __all__ = [
     "correct",
     "detection_table",
     "nearest_rank",
+    "null_distribution",
     "paired_interval",
     "paired_scores",
     "paired_t",

@@ -20,7 +20,7 @@ from rankproof.stats._interval import (
 )
 from rankproof.stats._parametric import sign_test, t_interval, wilcoxon
 from rankproof.stats._power import _power, _queries_needed
-from rankproof.stats._randomization import TIE_RTOL, sign_flip_count
+from rankproof.stats._randomization import TIE_RTOL, sign_flip_count, sign_flip_p
 from rankproof.stats._results import Result
 from rankproof.stats._validate import (
     Alternative,
@@ -198,7 +198,7 @@ def paired_test(
 
     if test == "randomization":
         count, total, exact = sign_flip_count(d, alternative, resamples, seed, batch)
-        p = count / total if exact else (count + 1) / (total + 1)
+        p = sign_flip_p(count, total, exact)
         statistic = mean_d
     elif test == "t":
         statistic, p, _, _, _ = t_interval(d, alternative, confidence_level)
@@ -258,21 +258,47 @@ def _bootstrap_p(
 ) -> float:
     """Bootstrap p-value: "centred" (resampled means recentred at 0 vs the observed mean)
     or "asl" (the share of resampled means on the far side of 0, ``(r + 1)/(B + 1)``)."""
+    return bootstrap_p_value(bootstrap_null(d, observed, resamples, seed, batch, kind),
+                             d, observed, alternative, kind)
+
+
+def bootstrap_null(
+    d: FloatArray, observed: float, resamples: int, seed: int, batch: int | None, kind: str,
+) -> FloatArray:
+    """What the bootstrap p-value counts in: the resampled means minus ``observed``
+    ("centred", a distribution under the null) or the resampled means themselves ("asl")."""
     means, _ = bootstrap_means(d, resamples, seed, batch, studentized=False)
+    return means - observed if kind == "centred" else means
+
+
+def bootstrap_p_value(
+    null: FloatArray, d: FloatArray, observed: float, alternative: str, kind: str,
+) -> float:
+    """The bootstrap p-value of ``kind`` from `bootstrap_null`'s ``null``.
+
+    "centred": ``r`` counts resampled deviations at least as extreme as ``observed``
+    (ties within ``TIE_RTOL × max(|observed|, mean |d|)``); "asl": ``r`` counts resampled
+    means on the far side of 0 (twice the smaller side when two-sided). ``p = (r + 1)/(B + 1)``.
+    """
+    resamples = len(null)
     if kind == "asl":
-        below = int(np.count_nonzero(means <= 0.0))
-        above = int(np.count_nonzero(means >= 0.0))
+        below = int(np.count_nonzero(null <= 0.0))
+        above = int(np.count_nonzero(null >= 0.0))
         if alternative == "greater":
             return float((below + 1) / (resamples + 1))
         if alternative == "less":
             return float((above + 1) / (resamples + 1))
         return float(min(1.0, 2.0 * (min(below, above) + 1) / (resamples + 1)))
-    centred = means - observed
-    gamma = TIE_RTOL * max(abs(observed), float(np.abs(d).mean()))
+    gamma = bootstrap_tolerance(d, observed)
     if alternative == "greater":
-        r = np.count_nonzero(centred >= observed - gamma)
+        r = np.count_nonzero(null >= observed - gamma)
     elif alternative == "less":
-        r = np.count_nonzero(centred <= observed + gamma)
+        r = np.count_nonzero(null <= observed + gamma)
     else:
-        r = np.count_nonzero(np.abs(centred) >= abs(observed) - gamma)
+        r = np.count_nonzero(np.abs(null) >= abs(observed) - gamma)
     return float((r + 1) / (resamples + 1))
+
+
+def bootstrap_tolerance(d: FloatArray, observed: float) -> float:
+    """Ties for the centred bootstrap p: deviations within this of ``observed`` count."""
+    return TIE_RTOL * max(abs(observed), float(np.abs(d).mean()))

@@ -24,6 +24,7 @@ How it is computed (and why it is fast and reproducible):
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -148,6 +149,56 @@ def count_extreme(
     return int(np.count_nonzero(np.abs(null) >= abs(observed) - gamma))
 
 
+@dataclass(frozen=True, eq=False)
+class SignFlipPlan:
+    """One sign-flip test of ``d`` before anything is drawn.
+
+    ``observed`` is ``Σ d_i`` as the all-plus sign vector computes it,
+    ``tolerance`` the tie tolerance ``TIE_RTOL × max(|observed|, Σ |d_i|)``,
+    ``total`` the number of sign vectors evaluated (``2^n`` when ``exact``,
+    else the resamples). `sign_flip_count` (the test) and
+    `rankproof.stats.null_distribution` (the picture of it) both start here,
+    so they cannot disagree on what was drawn or what counts as a tie.
+    """
+
+    flip: SignFlip
+    observed: float
+    tolerance: float
+    total: int
+    exact: bool
+
+    def sums(self, seed: int, batch: int | None) -> Iterator[FloatArray]:
+        """``Σ s_i d_i`` for every sign vector, in resample order, one chunk at a time.
+
+        Chunks hold at most ``batch`` rows (default: the memory budget); the
+        values do not depend on the chunking.
+        """
+        flip, total, exact = self.flip, self.total, self.exact
+        step = rows_per_batch(batch, flip.bytes_per_row(), total)
+        rng = np.random.default_rng(seed)
+        for start in range(0, total, step):
+            stop = min(total, start + step)
+            pattern = (flip.all_bytes(start, stop) if exact
+                       else flip.random_bytes(rng, stop - start))
+            yield flip.sums(pattern)
+
+
+def sign_flip_plan(d: FloatArray, resamples: int) -> SignFlipPlan:
+    """The `SignFlipPlan` of the sign-flip test of ``d`` (already ordered)."""
+    flip = SignFlip(d)
+    observed = flip.observed()
+    gamma = TIE_RTOL * max(abs(observed), flip.scale)
+    n = len(d)
+    exact = n < 63 and 2**n <= resamples
+    total = 2**n if exact else resamples
+    return SignFlipPlan(flip, observed, gamma, total, exact)
+
+
+def sign_flip_p(count: int, total: int, exact: bool) -> float:
+    """The p-value from ``count`` extreme sign vectors of ``total``: exact, or ``(r+1)/(B+1)``."""
+    return min(1.0, count / total if exact else (count + 1) / (total + 1))
+
+
 def sign_flip_count(
     d: FloatArray,
     alternative: str,
@@ -156,20 +207,11 @@ def sign_flip_count(
     batch: int | None,
 ) -> tuple[int, int, bool]:
     """``(count, evaluated, exact)`` for the sign-flip test of ``d`` (already ordered)."""
-    flip = SignFlip(d)
-    observed = flip.observed()
-    gamma = TIE_RTOL * max(abs(observed), flip.scale)
-    n = len(d)
-    exact = n < 63 and 2**n <= resamples
-    total = 2**n if exact else resamples
-    step = rows_per_batch(batch, flip.bytes_per_row(), total)
-    rng = np.random.default_rng(seed)
+    plan = sign_flip_plan(d, resamples)
     count = 0
-    for start in range(0, total, step):
-        stop = min(total, start + step)
-        pattern = flip.all_bytes(start, stop) if exact else flip.random_bytes(rng, stop - start)
-        count += count_extreme(flip.sums(pattern), observed, alternative, gamma)
-    return count, total, exact
+    for sums in plan.sums(seed, batch):
+        count += count_extreme(sums, plan.observed, alternative, plan.tolerance)
+    return count, plan.total, plan.exact
 
 
 def randomization_test(
@@ -226,10 +268,9 @@ def randomization_test(
                knobs="resamples (or batch)", field="resamples")
     d = pairs.differences
     count, total, exact = sign_flip_count(d, alternative, resamples, seed, batch)
-    p = count / total if exact else (count + 1) / (total + 1)
     return RandomizationResult(
         statistic=float(d.mean()),
-        p_value=min(1.0, p),
+        p_value=sign_flip_p(count, total, exact),
         alternative=alternative,
         n=pairs.n,
         resamples=total,
