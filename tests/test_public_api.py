@@ -139,3 +139,32 @@ def test_no_subpackage_shadows_a_top_level_name() -> None:
         assert name not in rankproof.__all__, name
     assert callable(rankproof.compare)
     assert rankproof.compare.__module__.startswith("rankproof.comparison")
+
+
+
+def test_the_comparison_namespace_exports_the_evidence() -> None:
+    """What every report stores for a reader (top ids, gold, query text) is public, next to
+    the one row type and its engine."""
+    import rankproof.comparison
+
+    assert {
+        "MAX_EVIDENCE_DEPTH", "MAX_INLINE_EVIDENCE_IDS", "Evidence", "EvidenceSidecar",
+        "collect_evidence", "evidence_value", "load_evidence", "read_queries", "sidecar_name",
+        "split_evidence",
+    } <= set(rankproof.comparison.__all__)
+
+
+def test_the_comparison_namespace_exports_the_regression_sample() -> None:
+    """`rankproof inspect` draws its sample in the comparison layer, where the library can too."""
+    import rankproof.comparison
+
+    assert {"REGRESSION_SAMPLE_SIZE", "Regressions", "sample_regressions"} <= set(
+        rankproof.comparison.__all__)
+    assert rankproof.comparison.REGRESSION_SAMPLE_SIZE == 30
+
+
+def test_the_stats_namespace_exports_the_null_distribution() -> None:
+    """Reports redraw a test's null distribution from stored differences and the seed."""
+    import rankproof.stats
+
+    assert {"NullDistribution", "null_distribution"} <= set(rankproof.stats.__all__)

@@ -168,6 +168,8 @@ def test_cli_compare_stages_table_and_json(tmp_path: Path) -> None:
     assert doc["kind"] == "rankproof.comparison" and doc["baseline"] == "dense"
     expected = compare_report_stages(_report(), baseline="dense", candidate="fusion",
                                      measures=["nDCG@10", "hit@1"])
+    # The rows are the library's; the two stages' evidence travels with them.
+    assert set(doc.pop("evidence")["top"]) == {"dense", "fusion"}
     assert doc == json.loads(expected.to_json())
     as_json = runner.invoke(app, ["compare", "stages", str(path), "--baseline", "bm25",
                                   "--candidate", "dense", "-f", "json", "--seed", "2"])

@@ -58,6 +58,7 @@ KINDS = {
     "rankproof.baseline": "a rankproof baseline",
     "rankproof.measure": "rankproof measure results",
     "rankproof.run": "a rankproof run result",
+    "rankproof.evidence": "a rankproof evidence sidecar",
 }
 """The kinds of file `sniff_kind` recognises, as a message names them."""
 

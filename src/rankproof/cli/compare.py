@@ -9,7 +9,9 @@ as positional arguments: a qrels file literally named ``stages`` is written
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
@@ -18,6 +20,7 @@ import typer
 from typer.core import TyperCommand
 
 from rankproof.cli._app import EXIT_FAILED, app, err_console, error_boundary, print_note, readable
+from rankproof.cli._evidence import sidecar_outputs, stream_text, write_reports
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import (
     DedupeChoice,
@@ -33,9 +36,15 @@ from rankproof.cli._runs import (
     qrels_argument,
     rel_level_option,
     topics_option,
-    write_output,
 )
-from rankproof.comparison import Comparison, Pairs
+from rankproof.comparison import (
+    Comparison,
+    Evidence,
+    EvidenceSidecar,
+    Pairs,
+    collect_evidence,
+    read_queries,
+)
 from rankproof.comparison import compare as run_compare
 from rankproof.report.compare import comparison_markdown, comparison_tables
 from rankproof.report.console import make_console, plain, print_table
@@ -71,10 +80,31 @@ class CompareCommand(TyperCommand):
         return super().make_context(info_name, args, parent=parent, **extra)
 
 
+def _render(result: Comparison) -> Callable[[Evidence | EvidenceSidecar | None, Sequence[str]],
+                                             str]:
+    """The comparison's JSON text with a given evidence value (inline, a sidecar reference,
+    or capped for standard output) and extra caveats (`rankproof.cli._evidence`)."""
+    def render(evidence: Evidence | EvidenceSidecar | None, caveats: Sequence[str]) -> str:
+        doc = dataclasses.replace(result, evidence=None,
+                                  caveats=(*result.caveats, *caveats)).to_dict()
+        if evidence is not None:
+            doc["evidence"] = evidence.to_dict()
+        return json.dumps(doc, indent=2, allow_nan=False) + "\n"
+    return render
+
+
+def _write(output: Path, result: Comparison) -> None:
+    """The comparison as JSON to ``output``, its evidence in a sidecar when over the cap."""
+    _, sidecars = write_reports([output], result.evidence, _render(result))
+    for side in sidecars:
+        print_note(f"the evidence is too large to keep inline; written beside the comparison "
+                   f"to {side}")
+
+
 def _print_comparison(result: Comparison, fmt: str) -> None:
     """The comparison on standard output as ``fmt`` (table, json or md); caveats to stderr."""
     if fmt == "json":
-        typer.echo(json.dumps(result.to_dict(), indent=2))
+        typer.echo(stream_text(result.evidence, _render(result)), nl=False)
     elif fmt == "md":
         typer.echo(comparison_markdown(result))
     else:
@@ -125,11 +155,21 @@ def compare(
     allow_extra_columns: bool = allow_extra_columns_option(),
     names: list[str] | None = names_option(),
     output: Path | None = output_option("Also write the comparison as JSON here."),
+    queries: Path | None = typer.Option(
+        None, "--queries", metavar="PATH",
+        help="Query text for the stored evidence: a TREC topics file (qid<TAB>text) or JSON "
+             "Lines with query_id/qid and query/text."),
+    evidence_depth: int = typer.Option(
+        10, "--evidence-depth", metavar="N", min=0,
+        help="Keep each run's first N results per topic in the JSON, with the gold and the "
+             "query text (0: none). Past 200,000 ids, a file output moves them to a sidecar "
+             "NAME.evidence.json beside it."),
     force: bool = force_option(),
 ) -> None:
     """Is each candidate better, worse, or not detectably different from the baseline?"""
-    guard_outputs([(output, "rankproof.comparison")], [qrels, baseline, *candidates],
-                  force=force)
+    guard_outputs([(output, "rankproof.comparison"), *sidecar_outputs([output])],
+                  [qrels, baseline, *candidates, queries], force=force)
+    texts = read_queries(queries) if queries is not None else None
     q, runs = load_runs(qrels, [baseline, *candidates], names=names, dedupe=dedupe,
                         allow_extra_columns=allow_extra_columns)
     assert q is not None
@@ -139,8 +179,15 @@ def compare(
         resamples=resamples, seed=seed, rel_level=rel_level,
         topics=str(topics), order=str(order),  # type: ignore[arg-type]
     )
+    if evidence_depth > 0:
+        evidence = collect_evidence(q, {run.name: run for run in runs}, k=evidence_depth,
+                                    queries=texts, rel_level=rel_level,
+                                    order=str(order))  # type: ignore[arg-type]
+        result = dataclasses.replace(result, evidence=evidence,
+                                     caveats=(*result.caveats, *_text_caveats(evidence, texts,
+                                                                              queries)))
     if output is not None:
-        write_output(output, result.to_json() + "\n")
+        _write(output, result)
     _print_comparison(result, str(fmt))
     if fail_on_regression and result.regressions:
         worse = ", ".join(f"{r.candidate} on {r.measure}" for r in result.regressions)
@@ -148,6 +195,18 @@ def compare(
         line.append_text(plain(f" significantly worse: {worse}"))
         err_console.print(line)
         raise typer.Exit(EXIT_FAILED)
+
+
+def _text_caveats(evidence: Evidence, texts: dict[str, str] | None,
+                  path: Path | None) -> tuple[str, ...]:
+    """Say when a queries file left topics without their text (never silently)."""
+    if texts is None:
+        return ()
+    missing = [t for t in evidence.topics if t not in evidence.queries]
+    if not missing:
+        return ()
+    return (f"{len(missing)} of {len(evidence.topics)} topic(s) have no text in {path}; the "
+            "evidence shows their ids only",)
 
 
 @error_boundary
@@ -186,14 +245,22 @@ def compare_stages(
     """
     from rankproof.harness import compare_report_stages, read_report
 
-    guard_outputs([(output, "rankproof.comparison")], [report], force=force)
+    guard_outputs([(output, "rankproof.comparison"), *sidecar_outputs([output])], [report],
+                  force=force)
+    saved = read_report(report)
     result = compare_report_stages(
-        read_report(report), baseline=baseline, candidate=candidate, measures=measures or None,
+        saved, baseline=baseline, candidate=candidate, measures=measures or None,
         test=None if test is None else str(test), alpha=alpha,
         correction=None if correction is None else str(correction), resamples=resamples,
         seed=seed)
+    # The two stages' evidence travels with their rows (a sidecar is read beside the report).
+    stored = (saved.evidence.load(report.parent) if isinstance(saved.evidence, EvidenceSidecar)
+              else saved.evidence)
+    if stored is not None:
+        result = dataclasses.replace(result, evidence=dataclasses.replace(
+            stored, top={s: stored.top[s] for s in (baseline, candidate) if s in stored.top}))
     if output is not None:
-        write_output(output, result.to_json() + "\n")
+        _write(output, result)
     _print_comparison(result, str(fmt))
 
 

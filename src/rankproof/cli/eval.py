@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,10 +19,11 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from rankproof._io import commit_all
 from rankproof.cli._app import app, err_console, error_boundary
-from rankproof.cli._outputs import STDIN, force_option, guard_outputs
+from rankproof.cli._evidence import sidecar_outputs, write_reports
+from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import choices
+from rankproof.comparison import Evidence, EvidenceSidecar
 from rankproof.corpus import COLLECTIONS, DOCUMENT_SUFFIXES, find_adaptation
 from rankproof.harness import (
     DEFAULT_EVAL_MEASURES,
@@ -108,6 +109,8 @@ def _plan(inputs: EvalInputs, config: EvalConfig, outputs: list[Path]) -> Table:
         ("measures", ", ".join(str(m) for m in resolve_measures(config.measures))),
         ("statistics", f"{config.test}, {config.resamples} resamples, seed {config.seed}, "
                        f"{config.correction}, α = {config.alpha:g}"),
+        ("evidence", f"each stage's top {config.evidence_depth} per query, with the query text "
+                     "and the gold" if config.evidence_depth else "none (--evidence-depth 0)"),
         ("report", ", ".join(map(str, outputs))),
     ]
     for r in rows:
@@ -157,8 +160,8 @@ def _guard(outputs: list[Path], corpus: Path | None, judgments: Path | None,
     folders: list[tuple[Path | None, frozenset[str] | None]] = [(corpus, DOCUMENT_SUFFIXES)]
     if collection is not None and data_root is not None:
         folders.append((data_root / str(collection), None))
-    guard_outputs([(p, "rankproof.eval") for p in outputs], inputs, force=force,
-                  input_dirs=folders)
+    guard_outputs([*((p, "rankproof.eval") for p in outputs), *sidecar_outputs(outputs)],
+                  inputs, force=force, input_dirs=folders)
 
 
 @app.command("eval")
@@ -195,6 +198,11 @@ def eval_command(
     resamples: int = typer.Option(10_000, "--resamples", metavar="N"),
     seed: int = typer.Option(0, "--seed"),
     alpha: float = typer.Option(0.05, "--alpha"),
+    evidence_depth: int = typer.Option(
+        10, "--evidence-depth", metavar="N",
+        help="Keep each stage's first N results per query in the report, with the query text "
+             "and the gold (0: none). Past 200,000 ids, a report file keeps them in a sidecar "
+             "NAME.evidence.json beside it."),
     output: Path | None = typer.Option(None, "-o", "--output", metavar="PATH",
                                        help=f"Also write the report here (always written to "
                                             f"{DEFAULT_OUTPUT}); - is standard output."),
@@ -217,7 +225,7 @@ def eval_command(
         granularity=gran,  # type: ignore[arg-type]
         chunk_size=chunk_size, overlap=overlap, embedder=str(embedder),  # type: ignore[arg-type]
         rerank_model=str(rerank_model) if rerank_model else None,
-        resamples=resamples, seed=seed, alpha=alpha,
+        resamples=resamples, seed=seed, alpha=alpha, evidence_depth=evidence_depth,
     )
     config.check()
     inputs = _inputs(corpus, judgments, collection, data_root, beir, split, gran, chunk_size,
@@ -228,10 +236,14 @@ def eval_command(
         return
     with _progress(quiet, 2 * len(config.stages) + 1) as say:
         report, comparison = run_experiment(inputs, config, progress=say)
-    text = report.model_dump_json(indent=2) + "\n"
-    commit_all([(path, text) for path in outputs if str(path) != STDIN])
-    if any(str(path) == STDIN for path in outputs):
-        typer.echo(text, nl=False)
+
+    def render(evidence: Evidence | EvidenceSidecar | None, caveats: Sequence[str]) -> str:
+        doc = report.model_copy(update={"evidence": evidence,
+                                        "caveats": [*report.caveats, *caveats]})
+        return doc.model_dump_json(indent=2) + "\n"
+
+    text, sidecars = write_reports(outputs, report.evidence
+                                   if isinstance(report.evidence, Evidence) else None, render)
     if str(fmt) == "json":
         typer.echo(text, nl=False)
     elif str(fmt) == "md":
@@ -255,3 +267,6 @@ def eval_command(
         line.append_text(plain(f" {cav}"))
         err_console.print(line)
     err_console.print(plain(f"report written to {', '.join(map(str, outputs))}"))
+    if sidecars:
+        err_console.print(plain(f"evidence written beside it to {', '.join(map(str, sidecars))} "
+                                "(too large to keep inline)"))

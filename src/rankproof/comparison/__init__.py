@@ -12,14 +12,30 @@ rendering lives in `rankproof.report`.
 * `compare_evaluated(tables, measures)`: the same from `PerQuery` tables.
 * `compare_scores({system: {measure: {qid: value}}})`: from plain scores.
 * `compare_pairs([Pairing, ...])`: the engine, one row per pairing.
+* `collect_evidence(qrels, runs)`: what a reader must see of the runs (`Evidence`: top
+  ids, gold, query text), stored in comparisons and eval reports; `load_evidence` reads
+  it back, inline or from a verified sidecar.
+* `sample_regressions(qids, baseline, candidate)`: a seeded sample of the queries that got
+  worse, for a reviewer (`rankproof inspect`).
 """
 
+from rankproof.comparison._collect import collect_evidence
 from rankproof.comparison._compare import (
     JUDGED_DEFAULT_DEPTH,
     Topics,
     compare,
     compare_evaluated,
     judged_measure,
+)
+from rankproof.comparison._evidence import (
+    MAX_EVIDENCE_DEPTH,
+    MAX_INLINE_EVIDENCE_IDS,
+    Evidence,
+    EvidenceSidecar,
+    evidence_value,
+    load_evidence,
+    sidecar_name,
+    split_evidence,
 )
 from rankproof.comparison._pairs import (
     Pairing,
@@ -36,6 +52,12 @@ from rankproof.comparison._pilot import (
     rows_from_document,
     select_row,
 )
+from rankproof.comparison._queries import read_queries
+from rankproof.comparison._regressions import (
+    REGRESSION_SAMPLE_SIZE,
+    Regressions,
+    sample_regressions,
+)
 from rankproof.comparison._row import (
     FLAT_COLUMNS,
     SCHEMA_VERSION,
@@ -49,25 +71,38 @@ from rankproof.comparison._row import (
 __all__ = [
     "FLAT_COLUMNS",
     "JUDGED_DEFAULT_DEPTH",
+    "MAX_EVIDENCE_DEPTH",
+    "MAX_INLINE_EVIDENCE_IDS",
+    "REGRESSION_SAMPLE_SIZE",
     "SCHEMA_VERSION",
     "VERDICTS",
     "Comparison",
     "ComparisonRow",
+    "Evidence",
+    "EvidenceSidecar",
     "Pairing",
     "Pairs",
+    "Regressions",
     "Topics",
     "Verdict",
+    "collect_evidence",
     "compare",
     "compare_evaluated",
     "compare_pairs",
     "compare_scores",
+    "evidence_value",
     "family_cost",
     "format_end",
     "judged_measure",
     "load_comparison",
+    "load_evidence",
     "pilot_deltas",
+    "read_queries",
     "row_levels",
     "rows_from_document",
+    "sample_regressions",
     "select_row",
+    "sidecar_name",
+    "split_evidence",
     "verdict",
 ]

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from rankproof._errors import InputError, MissingExtraError
+from rankproof.comparison._evidence import Evidence
 from rankproof.measures import Measure, resolve_measures
 from rankproof.stats import PairedResult, Result, TukeyHSDResult
 
@@ -321,7 +322,10 @@ class Comparison(Result):
     together (``correction``; "tukey-hsd" for ``pairs="all"``). ``rel_level``,
     ``topics``, ``judged`` and ``complete_judgments`` describe the evaluation
     when the comparison started from runs and qrels (None/empty when it
-    started from per-query scores).
+    started from per-query scores). ``evidence`` keeps what a reader must see of the
+    compared runs (top ids per query, the gold, the query text: `Evidence`) when the
+    comparison started from runs and the caller collected it; it is written as the
+    document's last key, and only when present.
     """
 
     systems: tuple[str, ...]
@@ -343,6 +347,7 @@ class Comparison(Result):
     caveats: tuple[str, ...] = ()
     complete_judgments: bool = False
     schema_version: int = SCHEMA_VERSION
+    evidence: Evidence | None = None
 
     def rows_for(self, measure: str | Measure) -> tuple[ComparisonRow, ...]:
         key = _key(measure)
@@ -375,7 +380,10 @@ class Comparison(Result):
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
+        evidence = out.pop("evidence")
         out["kind"] = "rankproof.comparison"
+        if evidence is not None:
+            out["evidence"] = evidence
         return out
 
     def to_pandas(self) -> pd.DataFrame:

@@ -12,6 +12,9 @@ the rank of its best chunk.
 Each stage also gets its means per judgment category and, from every query's
 top retrieval score, the threshold-free abstention AUROC (answerable against
 no-answer queries; see `rankproof.harness.bootstrap_auroc`).
+
+The report also keeps the evidence a reader needs (`stage_evidence`): each stage's first
+``evidence_depth`` results for every query run, as measured, with the query text and gold.
 """
 
 from __future__ import annotations
@@ -34,7 +37,15 @@ from rankproof._manifest import (
     package_versions,
     tool_version,
 )
-from rankproof.comparison import Comparison, compare_evaluated, family_cost, judged_measure
+from rankproof.comparison import (
+    MAX_EVIDENCE_DEPTH,
+    Comparison,
+    Evidence,
+    collect_evidence,
+    compare_evaluated,
+    family_cost,
+    judged_measure,
+)
 from rankproof.data import Run, ranked_order
 from rankproof.harness._breakdown import (
     INCOMPLETE_REASON,
@@ -101,6 +112,8 @@ class EvalConfig:
     correction: str = "holm"
     resamples: int = 10_000
     seed: int = 0
+    evidence_depth: int = 10
+    """How many of each stage's results per query the report keeps as evidence (0: none)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def check(self) -> None:
@@ -141,6 +154,11 @@ class EvalConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"field '{name}': must be a positive integer, got {value!r}")
+        depth = self.evidence_depth
+        if isinstance(depth, bool) or not isinstance(depth, int) \
+                or not 0 <= depth <= MAX_EVIDENCE_DEPTH:
+            raise ConfigError(f"field 'evidence_depth': must be an integer from 0 (no evidence) "
+                              f"to {MAX_EVIDENCE_DEPTH:,}, got {depth!r}")
         for name, low, high in (("alpha", 0.0, 1.0), ("bm25_b", 0.0, 1.0)):
             value = getattr(self, name)
             strict = name == "alpha"
@@ -307,6 +325,16 @@ def _stage_result(name: str, out: StageOutput, full: PerQuery, measures: Sequenc
     )
 
 
+def stage_evidence(inputs: EvalInputs, runs: dict[str, Run], depth: int) -> Evidence | None:
+    """What a reader must see of each stage (None when ``depth`` is 0): its first ``depth``
+    results for every query run, no-answer ones included, as measured (after the document
+    collapse), with the query text and the relevant judgments."""
+    if depth == 0:
+        return None
+    return collect_evidence(inputs.qrels, runs, k=depth, queries=dict(inputs.queries),
+                            topics=[qid for qid, _ in inputs.queries], rel_level=1)
+
+
 def run_experiment(inputs: EvalInputs, config: EvalConfig,
                    progress: Progress | None = None) -> tuple[EvalReport, Comparison | None]:
     """Index, search, measure and compare every stage; return the report and the comparison."""
@@ -383,5 +411,6 @@ def run_experiment(inputs: EvalInputs, config: EvalConfig,
         stages=stage_results,
         comparisons=list(comparison.rows if comparison is not None else ()),
         caveats=caveats,
+        evidence=stage_evidence(inputs, runs, config.evidence_depth),
     )
     return report, comparison

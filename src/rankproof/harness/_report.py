@@ -3,8 +3,14 @@
 Per-query values are kept for every stage and measure; means, per-category
 means, comparisons and the abstention AUROC are derived from them (and from
 each query's top score, kept too). Version 2 grew optional fields (per-category
-means, top scores, abstention, each query's category) without a version bump:
-every version-2 document written before them still loads, with them empty.
+means, top scores, abstention, each query's category, the evidence) without a version
+bump: every version-2 document written before them still loads, with them empty.
+
+``evidence`` keeps what a reader must see: each stage's first ``evidence_depth`` results
+for every query run (no-answer ones included), the query text and the relevant judgments
+(`rankproof.comparison.Evidence`), or, for a large report written to a file, a reference
+to a sidecar holding them (`rankproof.comparison.EvidenceSidecar`; read either with
+`rankproof.comparison.load_evidence`).
 
 Everything that varies between two runs of the same experiment is confined to
 ``created_at``, latencies and ``provenance``'s git and machine fields, so two
@@ -26,7 +32,7 @@ from pydantic import (
 )
 
 from rankproof._limits import MAX_SHOWN_CHARS, shown
-from rankproof.comparison import ComparisonRow
+from rankproof.comparison import ComparisonRow, Evidence, EvidenceSidecar, evidence_value
 from rankproof.measures import polarity
 from rankproof.stats import power
 
@@ -230,6 +236,13 @@ Row = Annotated[ComparisonRow, PlainValidator(_row),
                 PlainSerializer(lambda row: row.to_dict(), return_type=dict)]
 
 
+#: A report's evidence: inline (`Evidence`) or a sidecar reference (`EvidenceSidecar`), read
+#: with `rankproof.comparison.evidence_value` (which checks every field and bound) and
+#: written with ``to_dict``, in the shape every rankproof document stores.
+EvidenceField = Annotated[Evidence | EvidenceSidecar, PlainValidator(evidence_value),
+                          PlainSerializer(lambda value: value.to_dict(), return_type=dict)]
+
+
 class Provenance(_Model):
     tool_version: str
     git_commit: str | None
@@ -273,6 +286,7 @@ class EvalReport(_Model):
     stages: list[StageResult]
     comparisons: list[Row]
     caveats: list[str] = Field(default_factory=list)
+    evidence: EvidenceField | None = None
 
     @model_validator(mode="before")
     @classmethod
