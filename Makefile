@@ -25,7 +25,9 @@ $(STAMP): pyproject.toml | $(BIN)/python
 demo: $(DEMO_STAMP)
 	$(BIN)/rankproof eval
 
+# chromium, chromium-driver and pdflatex (apt-get, when missing): see scripts/system-deps.sh.
 test: $(STAMP)
+	bash scripts/system-deps.sh
 	$(BIN)/python -m mypy
 	$(BIN)/python -m ruff check src tests benchmarks
 	$(BIN)/python -m pytest -q -n 2

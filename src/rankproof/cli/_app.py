@@ -54,6 +54,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
                    "compare arms, calibrate a judge."),
     "discover": ("discover", "Is the right capability found first, low, or not at all — and "
                              "is \"nothing applies\" said?"),
+    "report": ("report", "Render any rankproof JSON as one offline HTML file, Markdown or "
+                         "LaTeX."),
+    "inspect": ("inspect", "Sample regressed queries with their evidence for review, and count "
+                           "the reviewed sides."),
 }
 """Command name -> (module under ``rankproof.cli``, one-line help shown by ``--help``)."""
 

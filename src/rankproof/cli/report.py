@@ -1,0 +1,83 @@
+"""``rankproof report``: render any rankproof JSON as HTML, Markdown or LaTeX.
+
+The document's kind and schema version decide how it is read
+(`rankproof.report.document`); one view (`rankproof.report.views`) feeds
+every format. Every destination is checked before anything is read, every
+output is rendered in memory, and then all files are written together
+(`rankproof._io.commit_all`): a refused input or output leaves nothing
+behind. With no output option the Markdown goes to standard output, ready
+for ``>> $GITHUB_STEP_SUMMARY``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from rankproof._io import commit_all
+from rankproof.cli._app import app, error_boundary, print_note
+from rankproof.cli._outputs import STDIN, force_option, guard_outputs
+
+
+def sources_path(latex: Path) -> Path:
+    """The ``.sources.json`` sidecar of a LaTeX fragment: ``table.tex`` → ``table.sources.json``."""
+    return latex.with_name(latex.stem + ".sources.json")
+
+
+@app.command("report")
+@error_boundary
+def report_command(
+    document: Path = typer.Argument(..., metavar="INPUT.json",
+                                    help="Any JSON rankproof writes: an eval report, a "
+                                         "comparison, a gate verdict, a discovery or RAG report, "
+                                         "measure results."),
+    html_out: Path | None = typer.Option(None, "--html", metavar="OUT.html",
+                                         help="One self-contained HTML file (offline: inline "
+                                              "CSS, SVG plots and script)."),
+    md_out: Path | None = typer.Option(None, "--md", metavar="OUT.md",
+                                       help="GitHub-flavoured Markdown (≤ 65,536 characters); "
+                                            "- is standard output."),
+    latex_out: Path | None = typer.Option(None, "--latex", metavar="OUT.tex",
+                                          help="A booktabs table fragment, with OUT.sources.json "
+                                               "naming the input's digest and this command."),
+    force: bool = force_option(),
+) -> None:
+    """Render any rankproof JSON as one offline HTML file, Markdown or LaTeX."""
+    if html_out is None and md_out is None and latex_out is None:
+        md_out = Path(STDIN)
+    sidecar = sources_path(latex_out) if latex_out is not None and str(latex_out) != STDIN \
+        else None
+    guard_outputs([(html_out, None), (md_out, None), (latex_out, None), (sidecar, None)],
+                  [document], force=force)
+    from rankproof.report.document import read
+    from rankproof.report.views import build
+
+    view = build(read(document))
+    rendered: list[tuple[str, Path, str]] = []
+    if html_out is not None:
+        from rankproof.report.html import render_html
+
+        rendered.append(("HTML", html_out, render_html(view)))
+    if md_out is not None:
+        from rankproof.report.markdown import render_markdown
+
+        rendered.append(("Markdown", md_out, render_markdown(view)))
+    if latex_out is not None:
+        from rankproof.report.latex import latex_sources, render_latex
+
+        rendered.append(("LaTeX", latex_out, render_latex(view)))
+        if sidecar is not None:
+            command = ["rankproof", "report", str(document)]
+            for flag, path in (("--html", html_out), ("--md", md_out), ("--latex", latex_out)):
+                if path is not None:
+                    command += [flag, str(path)]
+            sources = latex_sources(view, command=command, output=latex_out.name)
+            rendered.append(("sources", sidecar, json.dumps(sources, indent=2) + "\n"))
+    commit_all([(path, text) for _, path, text in rendered if str(path) != STDIN])
+    for label, path, text in rendered:
+        if str(path) == STDIN:
+            typer.echo(text, nl=not text.endswith("\n"))
+        else:
+            print_note(f"wrote {label}: {path}")
