@@ -7,6 +7,7 @@ never tries to download one. Skipped, saying why, only where they are missing.
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,3 +45,20 @@ def browser() -> Iterator[object]:
         yield driver
     finally:
         driver.quit()
+
+
+#: The only absolute URIs an SVG written by matplotlib holds: XML namespace names, which
+#: identify vocabularies and are never fetched.
+NAMESPACES = {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink",
+              "http://purl.org/dc/elements/1.1/", "http://creativecommons.org/ns#",
+              "http://www.w3.org/1999/02/22-rdf-syntax-ns#"}
+
+
+def assert_offline(page: str) -> None:
+    """Nothing in the page can fetch: no external src/href, no url(), no @import, a CSP that
+    forbids every fetch; the only http URIs are namespace names."""
+    assert "default-src 'none'" in page
+    assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", page, re.I)
+    assert not re.search(r"url\(\s*['\"]?(?:https?:)?//", page, re.I)
+    assert "@import" not in page
+    assert set(re.findall(r"https?://[^\s\"'<>)]+", page)) <= NAMESPACES

@@ -10,7 +10,10 @@ from typing import Any
 
 import pytest
 from tests.harness._golden import golden_report
-from tests.report._browser import browser  # noqa: F401  (the fixture)
+from tests.report._browser import (
+    assert_offline,
+    browser,  # noqa: F401  (the fixture)
+)
 
 from rankproof.report.document import read
 from rankproof.report.html import STATIC_ROWS, render_html
@@ -80,6 +83,7 @@ def test_every_kind_opens_without_errors_or_fetches(kind: str, browser: Any,  # 
                                                     tmp_path: Path) -> None:
     src = _eval_report(tmp_path) if kind == "eval" else FIXTURES / f"{kind}.json"
     page = _render(src, tmp_path / f"{kind}.html")
+    assert_offline(page.read_text(encoding="utf-8"))
     _open(browser, page)
     browser.get(page.as_uri())
     assert _errors(browser) == []

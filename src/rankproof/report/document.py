@@ -33,6 +33,8 @@ KINDS: dict[str, tuple[str, int, int]] = {
     "rankproof.discovery": ("discovery report", 1, 1),
     "rankproof.rag": ("RAG report", 1, 1),
     "rankproof.measure": ("measure results", 1, 1),
+    "rankproof.run": ("run result", 1, 1),
+    "rankproof.baseline": ("baseline", 1, 2),
 }
 """kind -> (what it is called, oldest and newest schema_version this rankproof renders)."""
 

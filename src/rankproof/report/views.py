@@ -228,6 +228,51 @@ def _measure(doc: Document) -> View:
                  caveats=tuple(dict.fromkeys(notes)), provenance=prov)
 
 
+#: Cases listed in a run's or baseline's table (the JSON keeps them all).
+MAX_CASE_ROWS = 200
+
+
+def _run(doc: Document) -> View:
+    """A run result (``rankproof.run``) or a saved baseline holding one (``rankproof.baseline``)."""
+    data = doc.data
+    run = data["run"] if doc.kind == "rankproof.baseline" else data
+    metrics = [str(m) for m in run["metrics"]]
+    rows = run["rows"]
+    if not isinstance(rows, list):
+        raise InputError("the run's rows are not a list", field="rows")
+    means = {m: [r["values"][m] for r in rows if isinstance(r["values"].get(m), int | float)]
+             for m in metrics}
+    table = Table(key="run-means", title=f"{run['name']!s}: {len(rows)} cases",
+                  columns=("metric", "mean", "cases"),
+                  rows=tuple((label(m), fmt(sum(v) / len(v)) if v else "—", str(len(v)))
+                             for m, v in means.items()),
+                  numeric=(False, True, True))
+    cases = Table(key="cases", title="per case" + (f" (first {MAX_CASE_ROWS} of {len(rows)})"
+                                                   if len(rows) > MAX_CASE_ROWS else ""),
+                  columns=("case", *(label(m) for m in metrics)),
+                  rows=tuple((str(r["case_id"]), *(fmt(r["values"].get(m)) for m in metrics))
+                             for r in rows[:MAX_CASE_ROWS]),
+                  numeric=(False, *(True for _ in metrics)))
+    latencies = tuple(float(r["latency_ms"]) for r in rows
+                      if isinstance(r.get("latency_ms"), int | float))
+    latency = None
+    if latencies:
+        from rankproof.stats import nearest_rank
+
+        latency = Latency(stages=((str(run["name"]), {
+            "n": float(len(latencies)), "p50": nearest_rank(latencies, 50),
+            "p95": nearest_rank(latencies, 95), "p99": nearest_rank(latencies, 99),
+            "mean": sum(latencies) / len(latencies), "max": max(latencies)}),),
+            values={str(run["name"]): latencies})
+    what = (f"baseline {data['name']!s}, run" if doc.kind == "rankproof.baseline" else "run")
+    prov = provenance_rows(run.get("provenance"), ("input digest", doc.digest),
+                           *((("baseline", data.get("name")), ("created_at",
+                                                               data.get("created_at")))
+                             if doc.kind == "rankproof.baseline" else ()))
+    return _base(doc, f"{what}: {run['name']!s}", tables=(table, cases), latency=latency,
+                 caveats=tuple(str(n) for n in run.get("notes") or ()), provenance=prov)
+
+
 def _discovery(doc: Document) -> View:
     return discovery_view(doc, _base)
 
@@ -239,4 +284,5 @@ def _rag(doc: Document) -> View:
 _BUILDERS: dict[str, Callable[[Document], View]] = {
     "rankproof.eval": _eval, "rankproof.comparison": _comparison, "rankproof.gate": _gate,
     "rankproof.measure": _measure, "rankproof.discovery": _discovery, "rankproof.rag": _rag,
+    "rankproof.run": _run, "rankproof.baseline": _run,
 }
