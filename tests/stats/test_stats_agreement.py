@@ -185,15 +185,45 @@ def test_monte_carlo_p_value_formula() -> None:
 
 @pytest.mark.parametrize("alternative", ALTERNATIVES)
 @pytest.mark.parametrize("zero_method", ["wilcox", "pratt", "zsplit"])
-def test_wilcoxon_equals_scipy(alternative: str, zero_method: str) -> None:
+def test_wilcoxon_equals_scipy_past_the_exact_limit(alternative: str, zero_method: str) -> None:
+    """Over 50 non-zero differences: scipy's normal approximation, tie correction included."""
     rng = np.random.default_rng(4)
-    a = np.round(rng.random(60), 2)
-    b = np.where(rng.random(60) < 0.2, a, np.round(rng.random(60), 2))
+    a = np.round(rng.random(200), 2)
+    b = np.where(rng.random(200) < 0.2, a, np.round(rng.random(200), 2))
     ours = wilcoxon(a, b, alternative=alternative, zero_method=zero_method)  # type: ignore[arg-type]
-    ref = sps.wilcoxon(a - b, zero_method=zero_method, alternative=alternative)
+    ref = sps.wilcoxon(a - b, zero_method=zero_method, alternative=alternative, method="approx")
     assert ours.statistic == pytest.approx(float(ref.statistic))
     assert ours.p_value == pytest.approx(float(ref.pvalue), rel=1e-12)
     assert ours.nonzero == int(np.count_nonzero(a - b))
+
+
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
+def test_wilcoxon_is_exact_without_ties(alternative: str) -> None:
+    rng = np.random.default_rng(5)
+    a, b = rng.random(40), rng.random(40)
+    ours = wilcoxon(a, b, alternative=alternative)  # type: ignore[arg-type]
+    ref = sps.wilcoxon(a - b, alternative=alternative, method="exact")
+    assert ours.statistic == pytest.approx(float(ref.statistic))
+    assert ours.p_value == pytest.approx(float(ref.pvalue), rel=1e-12)
+
+
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
+@pytest.mark.parametrize("zero_method", ["wilcox", "pratt"])
+def test_wilcoxon_is_exact_with_ties_and_zeros(alternative: str, zero_method: str) -> None:
+    """Ties and zeros, few queries: every sign vector enumerated (scipy's permutation
+    method, which enumerates when 2**n fits its resamples) gives the same p-value, and
+    ours is computed without drawing anything (the same on every call)."""
+    rng = np.random.default_rng(6)
+    for _ in range(4):
+        a = np.round(rng.random(10), 1)
+        b = np.where(rng.random(10) < 0.2, a, np.round(rng.random(10), 1))
+        d = a - b
+        if not np.count_nonzero(d):
+            continue
+        ours = wilcoxon(a, b, alternative=alternative, zero_method=zero_method)  # type: ignore[arg-type]
+        ref = sps.wilcoxon(d, zero_method=zero_method, alternative=alternative,
+                           method=sps.PermutationMethod(n_resamples=10**6))
+        assert ours.p_value == pytest.approx(float(ref.pvalue), rel=1e-9, abs=1e-12)
 
 
 @pytest.mark.parametrize("alternative", ALTERNATIVES)

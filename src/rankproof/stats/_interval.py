@@ -42,7 +42,7 @@ from rankproof._errors import InputError
 from rankproof.measures import Measure
 from rankproof.stats._bootstrap import bootstrap_means
 from rankproof.stats._cost import Cost, bootstrap_cost, check_cost, randomization_cost
-from rankproof.stats._parametric import t_interval
+from rankproof.stats._parametric import signed_rank, t_interval
 from rankproof.stats._randomization import SignFlip
 from rankproof.stats._results import Result
 from rankproof.stats._validate import (
@@ -222,9 +222,7 @@ def percentile_bounds(
 def _rank_p(test: str, alternative: str) -> Callable[[FloatArray], float]:
     """The rank test's p-value of "the differences are centred on 0"."""
     def wilcoxon_p(x: FloatArray) -> float:
-        if not np.count_nonzero(x):
-            return 1.0
-        return float(sps.wilcoxon(x, zero_method="wilcox", alternative=alternative).pvalue)
+        return signed_rank(x, alternative, "wilcox")[1]
 
     def sign_p(x: FloatArray) -> float:
         wins, losses = int(np.count_nonzero(x > 0)), int(np.count_nonzero(x < 0))

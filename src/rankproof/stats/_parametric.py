@@ -150,6 +150,66 @@ def paired_t(
     )
 
 
+#: Up to this many non-zero differences the signed-rank p-value is exact (the null
+#: distribution enumerated by dynamic programming); beyond it, the normal approximation.
+EXACT_SIGNED_RANK_LIMIT = 50
+
+
+def _signed_rank_exact(x: np.ndarray, ranks: np.ndarray, alternative: str) -> float:
+    """Exact p-value of the signed-rank sum W+ given the ranks (ties averaged), conditional
+    on them: every rank is + or − with probability 1/2 under the null.
+
+    Why not scipy's ``method="auto"``: with ties or zeros and few queries it switches to
+    a permutation test, which draws random resamples (a p-value that changes from call to
+    call, beyond 13 queries) and costs seconds per call, and the interval inverts the test
+    by bisection over a hundred calls. Averaged ranks are multiples of 1/2, so doubled
+    they are integers and the distribution of W+ is a small convolution.
+    """
+    doubled = np.rint(2.0 * ranks).astype(np.int64)
+    total = int(doubled.sum())
+    counts = np.zeros(total + 1, dtype=np.float64)  # exact: at most 2**50 < 2**53
+    counts[0] = 1.0
+    for r in doubled.tolist():
+        if r:
+            counts[r:] = counts[r:] + counts[:-r].copy()
+        else:
+            counts *= 2.0
+    counts /= counts.sum()
+    w = int(doubled[x > 0].sum())
+    upper = float(counts[w:].sum())
+    lower = float(counts[: w + 1].sum())
+    if alternative == "greater":
+        return upper
+    if alternative == "less":
+        return lower
+    return min(1.0, 2.0 * min(upper, lower))
+
+
+def signed_rank(d: np.ndarray, alternative: str, zero_method: str = "wilcox"
+                ) -> tuple[float, float]:
+    """``(statistic, p)`` of the Wilcoxon signed-rank test on the differences ``d``.
+
+    The statistic is scipy's (W+ one-sided, min(W+, W−) two-sided). The p-value is exact
+    (`_signed_rank_exact`) for "wilcox" and "pratt" up to `EXACT_SIGNED_RANK_LIMIT`
+    non-zero differences, ties included; otherwise scipy's normal approximation with its
+    tie correction. Deterministic either way.
+    """
+    if not np.count_nonzero(d):
+        return 0.0, 1.0
+    if zero_method == "wilcox":
+        x = d[d != 0]
+        ranks = sps.rankdata(np.abs(x))
+    else:
+        all_ranks = sps.rankdata(np.abs(d))
+        x, ranks = d[d != 0], all_ranks[d != 0]
+    r_plus, r_minus = float(ranks[x > 0].sum()), float(ranks[x < 0].sum())
+    stat = min(r_plus, r_minus) if alternative == "two-sided" else r_plus
+    if zero_method in ("wilcox", "pratt") and len(x) <= EXACT_SIGNED_RANK_LIMIT:
+        return stat, _signed_rank_exact(x, ranks, alternative)
+    res = sps.wilcoxon(d, zero_method=zero_method, alternative=alternative, method="approx")
+    return float(res.statistic), float(res.pvalue)
+
+
 def wilcoxon(
     a: Scores,
     b: Scores,
@@ -178,11 +238,7 @@ def wilcoxon(
     zero_method = check_choice(zero_method, "zero_method", ("wilcox", "pratt", "zsplit"))  # type: ignore[assignment]
     d = pairs.differences
     nonzero = int(np.count_nonzero(d))
-    if nonzero == 0:
-        stat, p = 0.0, 1.0
-    else:
-        res = sps.wilcoxon(d, zero_method=zero_method, alternative=alternative)
-        stat, p = float(res.statistic), float(res.pvalue)
+    stat, p = signed_rank(d, alternative, zero_method)
     return WilcoxonResult(
         statistic=stat,
         p_value=p,
