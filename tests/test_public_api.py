@@ -85,10 +85,11 @@ def test_import_rankproof_is_cheap() -> None:
 def test_the_metric_namespace_is_pinned() -> None:
     """One namespace, one registry: `register_metric` and `lookup` live in measures only."""
     assert rankproof.measures.__all__ == [
-        "DEFAULT_MEASURES", "TREC_HEADER_LINES", "TREC_PRINT_ORDER", "TREC_SETS", "Family",
-        "Measure", "MetricDef", "PerQuery", "TopicPolicy", "evaluate", "expand_set", "families",
-        "family", "is_set", "lookup", "parse", "parse_many", "polarity", "register_aggregate",
-        "register_metric", "registered", "resolve", "resolve_measures",
+        "DEFAULT_MEASURES", "TREC_HEADER_LINES", "TREC_PRINT_ORDER", "TREC_SETS", "CrossCheck",
+        "Family", "Measure", "MetricDef", "PerQuery", "RunCrossCheck", "TopicPolicy",
+        "cross_check", "evaluate", "expand_set", "families", "family", "is_set", "lookup",
+        "parse", "parse_many", "polarity", "register_aggregate", "register_metric",
+        "registered", "resolve", "resolve_measures",
     ]
     for name in SUBPACKAGES:
         if name != "measures":

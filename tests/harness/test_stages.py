@@ -170,6 +170,8 @@ def test_cli_compare_stages_table_and_json(tmp_path: Path) -> None:
                                      measures=["nDCG@10", "hit@1"])
     # The rows are the library's; the two stages' evidence travels with them.
     assert set(doc.pop("evidence")["top"]) == {"dense", "fusion"}
+    # ... and the provenance names the saved report it was read from.
+    assert doc.pop("provenance")["inputs"]["report"]["path"] == str(path)
     assert doc == json.loads(expected.to_json())
     as_json = runner.invoke(app, ["compare", "stages", str(path), "--baseline", "bm25",
                                   "--candidate", "dense", "-f", "json", "--seed", "2"])

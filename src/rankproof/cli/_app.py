@@ -41,6 +41,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("compare", "Is each candidate better, worse, or not detectably different from "
                            "the baseline?"),
     "fuse": ("fuse", "Fuse runs (RRF, CombSUM, CombMNZ) and write the result atomically."),
+    "export": ("export", "Convert a run between formats; --canonical rewrites scores as 1/rank "
+                         "(tie-safe)."),
     "eval": ("eval", "Run BM25 / dense / fusion / rerank over a corpus and compare each with "
                      "BM25."),
     "gate": ("gate", "Check a report against CHECKS: exit 0 pass, 1 a blocking check failed, 2 "
@@ -58,6 +60,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
                          "LaTeX."),
     "inspect": ("inspect", "Sample regressed queries with their evidence for review, and count "
                            "the reviewed sides."),
+    "run": ("run", "Run an experiment file's stages, cached by content; --only, --dry-run."),
+    "fixture": ("fixture", "Pin headline metrics of a committed fixture: check them, or propose "
+                           "new values."),
+    "manifest": ("manifest", "Check a result's provenance: re-hash the inputs it records and "
+                             "say which changed."),
 }
 """Command name -> (module under ``rankproof.cli``, one-line help shown by ``--help``)."""
 

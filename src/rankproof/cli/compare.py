@@ -186,6 +186,9 @@ def compare(
         result = dataclasses.replace(result, evidence=evidence,
                                      caveats=(*result.caveats, *_text_caveats(evidence, texts,
                                                                               queries)))
+    result = _stamped(result, seed=seed, inputs={"qrels": qrels, "runs": [baseline, *candidates],
+                                                 "queries": queries},
+                      output=output, full=result.n_topics == len(q.topics))
     if output is not None:
         _write(output, result)
     _print_comparison(result, str(fmt))
@@ -259,9 +262,25 @@ def compare_stages(
     if stored is not None:
         result = dataclasses.replace(result, evidence=dataclasses.replace(
             stored, top={s: stored.top[s] for s in (baseline, candidate) if s in stored.top}))
+    scope = saved.provenance.scope or {"queries": "full"}
+    result = _stamped(result, seed=result.seed, inputs={"report": report}, output=output,
+                      full=scope.get("queries") == "full", pool=scope.get("pool", "unknown"))
     if output is not None:
         _write(output, result)
     _print_comparison(result, str(fmt))
+
+
+def _stamped(result: Comparison, *, seed: int, inputs: dict[str, Any], output: Path | None,
+             full: bool, pool: str = "unknown") -> Comparison:
+    """The comparison with its provenance block; a scope note printed when it is partial."""
+    from rankproof._manifest import provenance, scope_note
+
+    block = provenance(seed=seed, inputs=inputs, output=output,
+                       scope={"queries": "full" if full else "subset", "pool": pool})
+    note = scope_note(block["scope"])
+    if note is not None:
+        print_note(note)
+    return dataclasses.replace(result, provenance=block)
 
 
 @cache

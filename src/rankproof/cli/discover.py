@@ -110,6 +110,12 @@ def _catalog_for(cases_path: Path, catalog: Path | None) -> Path:
 
 def _emit(sections: list[Section], doc: dict[str, Any], fmt: str, output: Path | None,
           notes: tuple[str, ...]) -> None:
+    from rankproof._manifest import output_dir
+
+    # every case of the inputs is scored; the pool is the whole catalogue searched, which
+    # the command cannot vouch for: unknown (an experiment file may declare it)
+    doc["provenance"].update(output_dir=output_dir(output),
+                             scope={"queries": "full", "pool": "unknown"})
     if output is not None:
         write_output(output, json.dumps(doc, indent=2, allow_nan=False) + "\n")
     if fmt == "json":
@@ -324,6 +330,9 @@ def discover_compare(
         inputs["cases"] = cases
     doc = discovery_document(identity={label: dict(s.identity) for label, s in sources.items()},
                              seed=seed, inputs=inputs, comparison=report)
+    from rankproof._manifest import input_entry
+
+    doc["provenance"]["inputs"]["catalogs"] = [input_entry(c) for c in catalogs]
     _emit(comparison_section(report, threshold), doc, str(fmt), output, report.notes)
     if fail_on_regression and report.regressions(threshold):
         raise typer.Exit(EXIT_FAILED)

@@ -164,6 +164,19 @@ def _guard(outputs: list[Path], corpus: Path | None, judgments: Path | None,
                   inputs, force=force, input_dirs=folders)
 
 
+def _input_files(corpus: Path | None, judgments: Path | None,
+                 collection: CollectionName | None, data_root: Path | None, beir: Path | None,
+                 split: str) -> dict[str, Path | list[Path] | None]:
+    """The files the report is built from, by role, for its provenance block."""
+    files: dict[str, Path | list[Path] | None] = {"corpus": corpus, "judgments": judgments}
+    if collection is not None and data_root is not None:
+        files["collection"] = data_root / str(collection)
+    if beir is not None:
+        files["beir"] = [beir / "corpus.jsonl", beir / "queries.jsonl",
+                         beir / "qrels" / f"{split}.tsv"]
+    return files
+
+
 @app.command("eval")
 @error_boundary
 def eval_command(
@@ -193,6 +206,12 @@ def eval_command(
     embedder: EmbedderOpt = typer.Option(
         "minilm", "--embedder",
         help="minilm (all-MiniLM-L6-v2, offline) or hashing (a labelled test double)."),
+    embed_model: str | None = typer.Option(
+        None, "--embed-model", metavar="DIR|PACKAGE",
+        help="The dense stage's sentence-transformers model: a local model directory or an "
+             "installed package that ships one (default: the bundled all-MiniLM-L6-v2). "
+             "Loaded offline; its name and file digest key the embedding cache and are "
+             "recorded in the report."),
     rerank_model: Path | None = typer.Option(None, "--rerank-model", metavar="DIR",
                                              help="Local cross-encoder directory for rerank."),
     resamples: int = typer.Option(10_000, "--resamples", metavar="N"),
@@ -224,6 +243,7 @@ def eval_command(
         measures=tuple(measures) if measures else DEFAULT_EVAL_MEASURES,
         granularity=gran,  # type: ignore[arg-type]
         chunk_size=chunk_size, overlap=overlap, embedder=str(embedder),  # type: ignore[arg-type]
+        embed_model=embed_model,
         rerank_model=str(rerank_model) if rerank_model else None,
         resamples=resamples, seed=seed, alpha=alpha, evidence_depth=evidence_depth,
     )
@@ -236,6 +256,10 @@ def eval_command(
         return
     with _progress(quiet, 2 * len(config.stages) + 1) as say:
         report, comparison = run_experiment(inputs, config, progress=say)
+    report = report.stamped(inputs=_input_files(corpus, judgments or (adapted[1] if adapted
+                                                                      else None),
+                                                collection, data_root, beir, split),
+                            output=next((o for o in reversed(outputs) if str(o) != "-"), None))
 
     def render(evidence: Evidence | EvidenceSidecar | None, caveats: Sequence[str]) -> str:
         doc = report.model_copy(update={"evidence": evidence,
@@ -262,6 +286,10 @@ def eval_command(
             print_table(console, table)
             for note in notes:
                 console.print(plain(note))
+    from rankproof._manifest import scope_note
+
+    if (scope := scope_note(report.provenance.scope)) is not None:
+        err_console.print(plain(f"note: {scope}"))
     for cav in report.caveats:
         line = plain("caveat:", style="yellow")
         line.append_text(plain(f" {cav}"))

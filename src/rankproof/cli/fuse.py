@@ -55,6 +55,32 @@ else:
     RunFormat = choices("RunFormat", tuple(f for f in get_args(Format) if f in WRITERS))
 
 
+PROVENANCE_KIND = "rankproof.provenance"
+
+
+def provenance_sidecar(output: Path) -> Path | None:
+    """Where the fused run's provenance goes: ``OUT.provenance.json`` beside a file output
+    (a run file has no room for it); None for standard output."""
+    if str(output) == STDIN:
+        return None
+    return output.with_name(output.name + ".provenance.json")
+
+
+def _write_sidecar(side: Path, output: Path, runs: list[Path],
+                   parameters: dict[str, object]) -> None:
+    """The sidecar, written after the run (so it records the run's own digest)."""
+    import json
+
+    from rankproof._io import atomic_write
+    from rankproof._manifest import input_entry, provenance
+
+    doc = {"schema_version": 1, "kind": PROVENANCE_KIND, "output": input_entry(output),
+           "parameters": parameters,
+           "provenance": provenance(inputs={"runs": runs}, output=output)}
+    with atomic_write(side) as fh:
+        fh.write(json.dumps(doc, indent=2) + "\n")
+
+
 @app.command("fuse")
 @error_boundary
 def fuse_command(
@@ -78,7 +104,8 @@ def fuse_command(
     force: bool = force_option(),
 ) -> None:
     """Fuse runs (RRF, CombSUM, CombMNZ) and write the result atomically."""
-    guard_outputs([(output, "run")], runs, force=force)
+    side = provenance_sidecar(output)
+    guard_outputs([(output, "run"), (side, PROVENANCE_KIND)], runs, force=force)
     _, loaded = load_runs(None, runs, dedupe=dedupe, allow_extra_columns=allow_extra_columns)
     fused = fuse(loaded, str(method), norm=str(norm) if norm else None,  # type: ignore[arg-type]
                  k=k, depth=depth, limit=limit, name=tag, order=str(order))  # type: ignore[arg-type]
@@ -93,6 +120,11 @@ def fuse_command(
         sys.stdout.flush()
     else:
         write(fused, output, tag)
+    if side is not None:
+        _write_sidecar(side, output, runs, {
+            "method": str(method), "norm": str(norm) if norm else None, "k": k,
+            "depth": depth, "limit": limit, "order": str(order), "tag": tag,
+            "format": str(fmt)})
     where = "standard output" if str(output) == STDIN else str(output)
     err_console.print(plain(f"fused {len(loaded)} runs ({method}) into {where}: "
                             f"{len(fused)} rows, {len(fused.topics)} topics"))

@@ -9,6 +9,7 @@ metrics before the checks' names are resolved.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -117,6 +118,16 @@ def _baseline_file(ref: str | None, directory: Path) -> Path | None:
         return None
 
 
+def _provenance(seed: int, checks: Path, report: Path, baseline: Path | None,
+                json_out: Path | None) -> dict[str, Any]:
+    """The verdict's provenance block; its scope is the checked report's."""
+    from rankproof._manifest import provenance, recorded_scope
+
+    return provenance(seed=seed, inputs={"checks": checks, "report": report,
+                                         "baseline": baseline},
+                      output=json_out, scope=recorded_scope(report))
+
+
 @app.command("gate")
 @error_boundary
 def gate_command(
@@ -170,6 +181,8 @@ def gate_command(
     elif baseline_stage is not None:
         raise ConfigError("--baseline-stage chooses within --baseline PATH; give --baseline")
     verdict = run_gate(spec, result, base)
+    verdict = dataclasses.replace(verdict, provenance=_provenance(
+        verdict.seed, checks, report, _baseline_file(baseline, baseline_dir), json_out))
     render(verdict, str(fmt))
     for line in write_outputs(verdict, junit, markdown, json_out):
         err_console.print(plain(f"wrote {line}"))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from rankproof.cli._app import app, error_boundary, print_note
+from rankproof.cli._app import EXIT_FAILED, app, error_boundary, print_note
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import (
     DedupeChoice,
@@ -27,11 +27,14 @@ from rankproof.cli._runs import (
     topics_option,
     write_output,
 )
+from rankproof.data import Qrels, Run
 from rankproof.measures import (
     DEFAULT_MEASURES,
     TREC_HEADER_LINES,
+    CrossCheck,
     Measure,
     PerQuery,
+    cross_check,
     evaluate,
     is_set,
     parse_many,
@@ -43,10 +46,15 @@ from rankproof.report.trec import trec_lines
 FORMATS = ("table", *records.FORMATS, "trec")
 """Output formats: a Rich table, the flat records (json, jsonl, csv), trec_eval's text."""
 
+CROSS_CHECK_BACKENDS = ("auto", "ir-measures", "pytrec-eval")
+"""``--cross-check`` choices: ``auto`` is ir-measures, else pytrec-eval, else unavailable."""
+
 if TYPE_CHECKING:
     MeasureFormat = str
+    CrossCheckChoice = str
 else:
     MeasureFormat = choices("MeasureFormat", FORMATS)
+    CrossCheckChoice = choices("CrossCheckChoice", CROSS_CHECK_BACKENDS)
 
 
 def select_measures(specs: list[str] | None, fmt: str) -> tuple[tuple[Measure, ...], bool]:
@@ -95,6 +103,13 @@ def measure(
     names: list[str] | None = names_option(),
     output: Path | None = output_option("Write the output to a file (atomically)."),
     force: bool = force_option(),
+    cross_check_with: CrossCheckChoice | None = typer.Option(
+        None, "--cross-check",
+        help="Compute every measure a second time with an independent evaluator and record "
+             "both (JSON key cross_check); exit 1 when a difference exceeds --tolerance. auto: "
+             "ir-measures, else pytrec-eval, else recorded as unavailable."),
+    tolerance: float = typer.Option(1e-4, "--tolerance", metavar="X", min=0.0,
+                                    help="Largest |difference| --cross-check accepts."),
 ) -> None:
     """Evaluate runs against judgments, exactly as trec_eval does."""
     guard_outputs([(output, "rankproof.measure")], [qrels, *runs], force=force)
@@ -110,6 +125,8 @@ def measure(
     for pq in results:
         for caveat in table.caveats(pq):
             print_note(caveat, about=pq.run_name)
+    checked = None if cross_check_with is None else _cross_check(
+        qrels_obj, loaded, results, str(cross_check_with), tolerance, str(order))
 
     if fmt == "table" and output is None:
         console = make_console()
@@ -118,6 +135,7 @@ def measure(
                 print_table(console, table.per_query_table(pq))
         else:
             print_table(console, table.means_table(results))
+        _exit_if_failed(checked)
         return
     if fmt == "json":  # the document a gate can read: record which judgments made it
         digest = qrels_obj.digest
@@ -129,5 +147,38 @@ def measure(
         text = table.render_text(table.per_query_tables(results) if per_query
                                  else [table.means_table(results)])
     else:
-        text = records.render(results, fmt, per_query=per_query)
+        text = records.render(results, fmt, per_query=per_query, provenance=_provenance(
+            qrels, runs, output, results) if fmt == "json" else None,
+            cross_check=checked.to_dict() if checked is not None and fmt == "json" else None)
     write_output(output if output is not None else "-", text)
+    _exit_if_failed(checked)
+
+
+def _cross_check(qrels: Qrels, runs: list[Run], results: list[PerQuery], backend: str,
+                 tolerance: float, order: str) -> CrossCheck:
+    """Run the cross-check and print its table and notes on standard error."""
+    from rankproof.report.crosscheck import cross_check_notes, cross_check_table
+
+    checked = cross_check(qrels, runs, backend=backend, tolerance=tolerance,
+                          order=order, results=results)  # type: ignore[arg-type]
+    if checked.available:
+        print_table(make_console(stderr=True), cross_check_table(checked))
+    for line in cross_check_notes(checked):
+        print_note(line)
+    return checked
+
+
+def _exit_if_failed(checked: CrossCheck | None) -> None:
+    """Exit 1 after everything is written when the cross-check found a difference."""
+    if checked is not None and checked.passed is False:
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _provenance(qrels: Path, runs: list[Path], output: Path | None,
+                results: list[PerQuery]) -> dict[str, object]:
+    """The JSON document's provenance block: inputs, output folder, query scope."""
+    from rankproof._manifest import provenance, query_scope
+
+    scope = query_scope(*(pq.not_evaluated for pq in results))
+    return provenance(inputs={"qrels": qrels, "runs": runs}, output=output,
+                      scope={"queries": scope})

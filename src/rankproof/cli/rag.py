@@ -27,10 +27,12 @@ rag_app = typer.Typer(
 app.add_typer(rag_app, name="rag")
 
 
-def _provenance(seed: int, inputs: dict[str, Path | None]) -> dict[str, Any]:
+def _provenance(seed: int, inputs: dict[str, Path | None],
+                output: Path | None = None) -> dict[str, Any]:
     from rankproof._manifest import provenance
 
-    return provenance(seed=seed, inputs={k: v for k, v in inputs.items() if v is not None})
+    return provenance(seed=seed, inputs={k: v for k, v in inputs.items() if v is not None},
+                      output=output)
 
 
 def _qrels(path: Path | None) -> Any:
@@ -98,7 +100,7 @@ def score(
                            repeat=repeat, labels=human)
     doc = {**report.to_dict(), "provenance": _provenance(0, {"answers": answers,
                                                               "references": references,
-                                                              "qrels": qrels})}
+                                                              "qrels": qrels}, output)}
     if output is not None:
         write_output(output, json.dumps(doc, indent=2, allow_nan=False) + "\n")
     if fmt == "json":
@@ -217,7 +219,7 @@ def compare(
                              resamples=resamples, seed=seed)
     inputs: dict[str, Path | None] = {f"arm{i}": a for i, a in enumerate(arms)}
     inputs.update(references=references, qrels=qrels)
-    text = json.dumps({**result.to_dict(), "provenance": _provenance(seed, inputs),
+    text = json.dumps({**result.to_dict(), "provenance": _provenance(seed, inputs, output),
                        "manifests": {f.name: None if f.manifest is None else f.manifest.to_dict()
                                      for f in files}}, indent=2, allow_nan=False)
     if output is not None:

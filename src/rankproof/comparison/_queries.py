@@ -9,7 +9,8 @@ asked. Two layouts are read, told apart by the first non-blank line:
   ``queries.jsonl``) and the text under ``query`` or ``text`` (rankproof's judgments files
   qualify); other keys are ignored.
 
-Gzip and ``-`` work as for every input (`rankproof.data.Input`). A line without a tab, an
+Gzip and ``-`` work as for every input (`rankproof.data.Input`); ``irds:ID`` names an
+ir_datasets dataset's queries, read from its local cache only. A line without a tab, an
 empty id, a blank text or an id given twice is refused naming the file and the line.
 """
 
@@ -20,7 +21,7 @@ from typing import Any
 from rankproof._errors import InputError
 from rankproof._io import PathLike
 from rankproof._limits import shown
-from rankproof.data import Input, read_jsonl
+from rankproof.data import Input, irds_queries, is_irds, read_jsonl
 
 _ID_KEYS = ("query_id", "qid", "_id")
 _TEXT_KEYS = ("query", "text")
@@ -54,7 +55,20 @@ def _add(out: dict[str, str], seen: dict[str, int], qid: str, text: str, label: 
 
 
 def read_queries(path: PathLike | Input) -> dict[str, str]:
-    """``{qid: text}`` from a TREC topics file or JSON Lines (see the module docstring)."""
+    """``{qid: text}`` from a TREC topics file or JSON Lines (see the module docstring).
+
+    ``irds:ID`` reads an ir_datasets dataset's queries from its local cache, never
+    downloading (`rankproof.data.irds_queries`).
+    """
+    if is_irds(path):
+        label = str(path)
+        out_irds: dict[str, str] = {}
+        seen_irds: dict[str, int] = {}
+        for record, (qid, text) in enumerate(irds_queries(str(path)), 1):
+            _add(out_irds, seen_irds, qid.strip(), text.strip(), label, record)
+        if not out_irds:
+            raise InputError("the dataset holds no queries", path=label)
+        return out_irds
     src = Input.open(path, what="the queries file")
     out: dict[str, str] = {}
     seen: dict[str, int] = {}

@@ -325,7 +325,9 @@ class Comparison(Result):
     started from per-query scores). ``evidence`` keeps what a reader must see of the
     compared runs (top ids per query, the gold, the query text: `Evidence`) when the
     comparison started from runs and the caller collected it; it is written as the
-    document's last key, and only when present.
+    document's last key, and only when present. ``provenance`` is the manifest block
+    (`rankproof._manifest.provenance`) a command stamps on the comparison it writes;
+    written only when present.
     """
 
     systems: tuple[str, ...]
@@ -348,6 +350,7 @@ class Comparison(Result):
     complete_judgments: bool = False
     schema_version: int = SCHEMA_VERSION
     evidence: Evidence | None = None
+    provenance: Mapping[str, Any] | None = None
 
     def rows_for(self, measure: str | Measure) -> tuple[ComparisonRow, ...]:
         key = _key(measure)
@@ -381,7 +384,10 @@ class Comparison(Result):
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
         evidence = out.pop("evidence")
+        provenance = out.pop("provenance")
         out["kind"] = "rankproof.comparison"
+        if provenance is not None:
+            out["provenance"] = provenance
         if evidence is not None:
             out["evidence"] = evidence
         return out

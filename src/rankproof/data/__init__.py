@@ -13,6 +13,7 @@ Corpora, chunking, judgments and collections live in `rankproof.corpus`.
 
 from rankproof.data._beir import read_beir_qrels, read_beir_run, write_beir_qrels, write_beir_run
 from rankproof.data._bounds import YamlBoundError, load_yaml
+from rankproof.data._canonical import canonical_run, check_canonical, is_canonical
 from rankproof.data._files import read_document, read_model, validate_model
 from rankproof.data._frames import (
     qrels_from_arrow,
@@ -20,6 +21,7 @@ from rankproof.data._frames import (
     run_from_arrow,
     run_from_pandas,
 )
+from rankproof.data._irds import IRDS_PREFIX, irds_qrels_input, irds_queries, is_irds
 from rankproof.data._jsondoc import read_json_qrels, read_json_run
 from rankproof.data._jsonio import (
     read_jsonl_qrels,
@@ -43,6 +45,7 @@ from rankproof.data._memory import as_qrels, as_run
 from rankproof.data._model import Dedupe, Qrels, Run
 from rankproof.data._msmarco import read_msmarco_run, write_msmarco_run
 from rankproof.data._order import Order, RankedOrder, ranked_order, tie_keys, top_k
+from rankproof.data._parquet import is_parquet, read_parquet_run, write_parquet_run
 from rankproof.data._strings import arrow_indices, to_numpy, to_numpy_filled
 from rankproof.data._text import STDIN, ExtraColumns, Input, default_run_name
 from rankproof.data._trec import (
@@ -56,6 +59,7 @@ from rankproof.data._trec import (
 )
 
 __all__ = [
+    "IRDS_PREFIX",
     "QRELS_FORMATS",
     "RUN_FORMATS",
     "STDIN",
@@ -72,9 +76,16 @@ __all__ = [
     "arrow_indices",
     "as_qrels",
     "as_run",
+    "canonical_run",
+    "check_canonical",
     "check_keys",
     "default_run_name",
     "int_refusal",
+    "irds_qrels_input",
+    "irds_queries",
+    "is_canonical",
+    "is_irds",
+    "is_parquet",
     "load_qrels",
     "load_run",
     "load_yaml",
@@ -92,6 +103,7 @@ __all__ = [
     "read_jsonl_run",
     "read_model",
     "read_msmarco_run",
+    "read_parquet_run",
     "read_qrels_rows",
     "read_trec_qrels",
     "read_trec_run",
@@ -110,6 +122,7 @@ __all__ = [
     "write_jsonl_qrels",
     "write_jsonl_run",
     "write_msmarco_run",
+    "write_parquet_run",
     "write_trec_qrels",
     "write_trec_run",
 ]

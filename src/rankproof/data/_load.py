@@ -38,6 +38,7 @@ from typing import Any, Literal, get_args
 from rankproof._errors import InputError
 from rankproof._io import PathLike
 from rankproof.data._beir import beir_qrels_rows, is_beir_header, read_beir_qrels, read_beir_run
+from rankproof.data._irds import irds_qrels_input, is_irds
 from rankproof.data._jsondoc import read_json_qrels, read_json_run
 from rankproof.data._jsonio import read_jsonl_qrels, read_jsonl_run
 from rankproof.data._memory import as_qrels, as_run
@@ -153,10 +154,16 @@ def load_qrels(
     """Read qrels in any supported format (see the module docstring).
 
     ``path`` may also be a `Qrels`, a ``{qid: {docid: rel}}`` dict, a pandas
-    DataFrame or a pyarrow Table (see `as_qrels`).
+    DataFrame or a pyarrow Table (see `as_qrels`). ``irds:ID`` reads an ir_datasets
+    dataset's qrels from its local cache, never downloading (`rankproof.data._irds`).
     """
     if not _is_path(path):
         return as_qrels(path, dedupe=dedupe)
+    if is_irds(path):  # an ir_datasets dataset, read from its local cache only
+        if format not in (None, "trec"):
+            raise InputError(f"format {format!r} does not apply to {path}: an ir_datasets "
+                             "dataset's qrels are read as TREC qrels", field="format")
+        return read_trec_qrels(irds_qrels_input(str(path)), dedupe=dedupe)
     src = Input.open(path)
     fmt = _resolve_format(src, format, QRELS_FORMATS)
     if fmt in ("trec", "msmarco"):  # a three-column file is a malformed TREC qrels file

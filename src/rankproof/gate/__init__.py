@@ -37,6 +37,16 @@ from rankproof.gate._checks import (
     parse_checks,
     resolve_checks,
 )
+from rankproof.gate._fixture import (
+    HEADLINE_METRICS,
+    FixtureResult,
+    HeadlineCheck,
+    check_fixture,
+    fixture_dir,
+    load_expected,
+    observe_fixture,
+    proposed_expected,
+)
 from rankproof.gate._inputs import load_baseline_input, load_result, result_from_document
 from rankproof.gate._plugins import import_plugin
 from rankproof.gate._run import evaluate_target, load_report, result_from_report
@@ -44,23 +54,31 @@ from rankproof.gate._verdict import CheckResult, GateVerdict, run_gate
 
 __all__ = [
     "DEFAULT_DIR",
+    "HEADLINE_METRICS",
     "Baseline",
     "Check",
     "CheckResult",
     "ChecksFile",
+    "FixtureResult",
     "GateVerdict",
+    "HeadlineCheck",
     "baseline_path",
     "check_compatible",
+    "check_fixture",
     "compatibility_problems",
     "evaluate_target",
+    "fixture_dir",
     "import_plugin",
     "list_baselines",
     "load_baseline",
     "load_baseline_input",
     "load_checks",
+    "load_expected",
     "load_report",
     "load_result",
+    "observe_fixture",
     "parse_checks",
+    "proposed_expected",
     "resolve_checks",
     "result_from_document",
     "result_from_report",

@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -193,6 +194,9 @@ class GateVerdict:
     correction: str = "holm"
     notes: tuple[str, ...] = field(default=())
     schema_version: int = SCHEMA_VERSION
+    provenance: Mapping[str, Any] | None = None
+    """The manifest block (`rankproof._manifest.provenance`) the command stamps; written
+    only when present."""
 
     @property
     def passed(self) -> bool:
@@ -218,7 +222,8 @@ class GateVerdict:
                 "passed": self.passed, "run": self.run, "baseline": self.baseline,
                 "source": self.source, "seed": self.seed, "resamples": self.resamples,
                 "correction": self.correction, "notes": list(self.notes),
-                "checks": [c.to_dict() for c in self.checks]}
+                "checks": [c.to_dict() for c in self.checks],
+                **({} if self.provenance is None else {"provenance": dict(self.provenance)})}
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
@@ -386,6 +391,11 @@ def run_gate(
         if a and b and a != b:
             notes.append(f"the corpus differs from the baseline's (digest {b[:19]}… → "
                          f"{a[:19]}…): documents or chunking changed since {base_name!r}")
+        a, b = result.provenance.config_digest, base_run.provenance.config_digest
+        if a and b and a != b:
+            notes.append(f"the experiment's configuration differs from the baseline's (digest "
+                         f"{b[:19]}… → {a[:19]}…): a stage's parameters or model (e.g. the "
+                         f"embedding model's files) changed since {base_name!r}")
         vs = [c for c in checks.checks if c.kind == "vs_baseline"]
         compared = compare_pairs([_pairing(c, result, base_run, base_name) for c in vs],
                                  test="randomization", correction=checks.correction,

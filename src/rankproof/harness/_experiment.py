@@ -30,13 +30,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 
 from rankproof._errors import ConfigError, InputError
-from rankproof._manifest import (
-    digest_json,
-    git_state,
-    machine,
-    package_versions,
-    tool_version,
-)
+from rankproof._manifest import digest_json
 from rankproof.comparison import (
     MAX_EVIDENCE_DEPTH,
     Comparison,
@@ -59,8 +53,8 @@ from rankproof.harness._report import (
     EvalReport,
     InputsSummary,
     LatencySummary,
-    Provenance,
     StageResult,
+    eval_provenance,
 )
 from rankproof.measures import Measure, PerQuery, evaluate, resolve_measures
 from rankproof.retrieval import (
@@ -69,6 +63,7 @@ from rankproof.retrieval import (
     FusionMethod,
     FusionRetriever,
     HashingEmbedder,
+    ModelIdentity,
     Norm,
     RerankRetriever,
     Retriever,
@@ -76,7 +71,9 @@ from rankproof.retrieval import (
     SentenceTransformerEmbedder,
     StageOutput,
     default_cache_dir,
+    embed_model_problem,
     rerank_unavailable_reason,
+    resolve_embed_model,
 )
 from rankproof.stats import CORRECTIONS, TESTS, nearest_rank
 
@@ -102,6 +99,11 @@ class EvalConfig:
     bm25_b: float = 0.4
     bm25_stemmer: str | None = "english"
     embedder: Literal["minilm", "hashing"] = "minilm"
+    embed_model: str | None = None
+    """The dense stage's sentence-transformers model: a local model directory or an installed
+    package shipping one (None: the bundled all-MiniLM-L6-v2). Its identity (name, digest of
+    its files) is recorded in the dense stage's config and the provenance, and keys the
+    embedding cache."""
     fusion: Literal["rrf", "combsum", "combmnz"] = "rrf"
     fusion_norm: Literal["minmax", "zscore"] | None = None
     rrf_k: int = 60
@@ -126,6 +128,8 @@ class EvalConfig:
             raise ConfigError(f"stage names must be unique, got {list(self.stages)}")
         if "fusion" in self.stages and "dense" not in self.stages:
             raise ConfigError("the fusion stage fuses bm25 and dense: add the dense stage")
+        if self.embed_model is not None:
+            self._check_embed_model()
         if "rerank" in self.stages:
             reason = rerank_unavailable_reason(self.rerank_model)
             if reason is not None:
@@ -136,6 +140,20 @@ class EvalConfig:
                 f"granularity must be 'chunk' or 'document', got {self.granularity!r}")
         self._check_parameters()
         self.check_cost(1)
+
+    def _check_embed_model(self) -> None:
+        """The model ``embed_model`` names exists and is a model directory (torch not imported)."""
+        if not isinstance(self.embed_model, str) or not self.embed_model.strip():
+            raise ConfigError(f"field 'embed_model': must be a model directory or a package "
+                              f"name, got {self.embed_model!r}")
+        if self.embedder != "minilm":
+            raise ConfigError(f"field 'embed_model': names the sentence-transformers model of "
+                              f"the dense stage, but the embedder is {self.embedder!r}, which "
+                              "loads no model; drop one of them")
+        if "dense" in self.stages:
+            problem = embed_model_problem(self.embed_model)
+            if problem is not None:
+                raise ConfigError(f"field 'embed_model': {problem}")
 
     def _check_parameters(self) -> None:
         """Every number and choice a real run would use, so that ``--dry-run`` refuses what
@@ -197,8 +215,14 @@ def build_stages(config: EvalConfig, chunk_depth: int | None = None) -> list[Ret
     stages: list[Retriever] = [bm25]
     dense: Retriever | None = None
     if "dense" in config.stages:
-        embedder = (HashingEmbedder() if config.embedder == "hashing"
-                    else SentenceTransformerEmbedder())
+        embedder: HashingEmbedder | SentenceTransformerEmbedder
+        if config.embedder == "hashing":
+            embedder = HashingEmbedder()
+        elif config.embed_model is None:
+            embedder = SentenceTransformerEmbedder()
+        else:
+            path, model_name = resolve_embed_model(config.embed_model)
+            embedder = SentenceTransformerEmbedder(path, name=model_name)
         dense = DenseRetriever(embedder, cache_dir=default_cache_dir() / "embeddings")
         stages.append(dense)
     fusion: Retriever | None = None
@@ -215,6 +239,16 @@ def build_stages(config: EvalConfig, chunk_depth: int | None = None) -> list[Ret
     return stages
 
 
+
+
+def _embed_model_identity(stages: Sequence[Retriever]) -> ModelIdentity | None:
+    """The identity of the dense stage's model, when a real model (not a test double) ran."""
+    for stage in stages:
+        if isinstance(stage, DenseRetriever):
+            identity = getattr(stage.embedder, "identity", None)
+            if isinstance(identity, ModelIdentity):
+                return identity
+    return None
 
 
 def latency_summary(latency_ms: dict[str, float]) -> LatencySummary:
@@ -388,16 +422,18 @@ def run_experiment(inputs: EvalInputs, config: EvalConfig,
                        + ("; their top scores are scored by the abstention AUROC"
                           if scored_abstention else ""))
     config_dict = config.as_dict()
-    commit, dirty = git_state()
+    model = _embed_model_identity(stages)
+    if model is not None:
+        # In the config, so that the config digest (which the gate compares with a
+        # baseline's) changes with the model's files, not only with its path.
+        config_dict["embed_model_identity"] = {"name": model.name, "digest": model.digest}
     report = EvalReport(
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         config=config_dict,
-        provenance=Provenance(
-            tool_version=tool_version(), git_commit=commit, git_dirty=dirty,
-            corpus_digest=inputs.corpus.digest, judgments_digest=inputs.judgments_digest,
-            config_digest=digest_json(config_dict), seed=config.seed,
-            python=machine()["python"], packages=package_versions(), machine=machine(),
-        ),
+        provenance=eval_provenance(seed=config.seed, corpus_digest=inputs.corpus.digest,
+                                   judgments_digest=inputs.judgments_digest,
+                                   config_digest=digest_json(config_dict),
+                                   embed_model=model.as_dict() if model else None),
         inputs=InputsSummary(
             name=inputs.name, source=inputs.source, documents=len(inputs.corpus.documents),
             chunks=len(inputs.corpus.chunks), chunk_size=inputs.corpus.chunk_size,

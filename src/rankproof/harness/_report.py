@@ -13,13 +13,16 @@ to a sidecar holding them (`rankproof.comparison.EvidenceSidecar`; read either w
 `rankproof.comparison.load_evidence`).
 
 Everything that varies between two runs of the same experiment is confined to
-``created_at``, latencies and ``provenance``'s git and machine fields, so two
-reports can be compared field by field.
+``created_at``, latencies and ``provenance``'s `rankproof._manifest.VARYING_FIELDS` (git
+state, machine, moment, command line, folders, environment), so two reports can be
+compared field by field (`EvalReport.without_timings`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -32,6 +35,7 @@ from pydantic import (
 )
 
 from rankproof._limits import MAX_SHOWN_CHARS, shown
+from rankproof._manifest import VARYING_FIELDS, provenance
 from rankproof.comparison import ComparisonRow, Evidence, EvidenceSidecar, evidence_value
 from rankproof.measures import polarity
 from rankproof.stats import power
@@ -244,6 +248,10 @@ EvidenceField = Annotated[Evidence | EvidenceSidecar, PlainValidator(evidence_va
 
 
 class Provenance(_Model):
+    """The report's provenance: the one manifest block (`rankproof._manifest.provenance`)
+    plus the eval-specific digests. The manifest fields after ``machine`` are optional so
+    that reports written before them still load (with them null/empty)."""
+
     tool_version: str
     git_commit: str | None
     git_dirty: bool | None
@@ -254,6 +262,38 @@ class Provenance(_Model):
     python: str
     packages: dict[str, str | None]
     machine: dict[str, Any]
+    manifest_version: int | None = None
+    environment_digest: str | None = None
+    lock_digest: str | None = None
+    lock_file: str | None = None
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    upstream: list[dict[str, Any]] = Field(default_factory=list)
+    output_dir: str | None = None
+    cwd: str | None = None
+    command: list[str] | None = None
+    created_at: str | None = None
+    scope: dict[str, str] | None = None
+    embed_model: dict[str, Any] | None = None
+    """The dense stage's model identity (name, digest of its files, where it was loaded
+    from), when a real embedding model ran."""
+
+
+def eval_provenance(*, seed: int, corpus_digest: str, judgments_digest: str,
+                    config_digest: str, inputs: Mapping[str, Any] | None = None,
+                    output: str | Path | None = None,
+                    scope: Mapping[str, str] | None = None,
+                    embed_model: Mapping[str, Any] | None = None) -> Provenance:
+    """The eval report's provenance: the one manifest block plus the eval digests.
+
+    Its scope says ``queries: full`` (every judged query of the inputs is evaluated) and
+    ``pool: unknown`` unless a caller (an experiment file) declares it."""
+    block = provenance(seed=seed, inputs=inputs, output=output,
+                       scope={"queries": "full", **(scope or {})},
+                       extra={"corpus_digest": corpus_digest,
+                              "judgments_digest": judgments_digest,
+                              "config_digest": config_digest,
+                              **({"embed_model": dict(embed_model)} if embed_model else {})})
+    return Provenance.model_validate(block)
 
 
 class InputsSummary(_Model):
@@ -311,6 +351,18 @@ class EvalReport(_Model):
                 return s
         raise KeyError(f"no stage {name!r} (have {', '.join(s.name for s in self.stages)})")
 
+    def stamped(self, *, inputs: Mapping[str, Any] | None = None,
+                output: str | Path | None = None,
+                scope: Mapping[str, str] | None = None) -> EvalReport:
+        """This report with its provenance stamped again with the input files it was built
+        from and the output it is written to (the digests and seed kept)."""
+        prov = self.provenance
+        return self.model_copy(update={"provenance": eval_provenance(
+            seed=prov.seed, corpus_digest=prov.corpus_digest,
+            judgments_digest=prov.judgments_digest, config_digest=prov.config_digest,
+            inputs=inputs, output=output, scope=scope or prov.scope,
+            embed_model=prov.embed_model)})
+
     def without_timings(self) -> dict[str, Any]:
         """The report as a dict minus what legitimately differs between reruns."""
         data = self.model_dump(mode="json")
@@ -319,6 +371,6 @@ class EvalReport(_Model):
             stage.pop("latency")
             stage.pop("latency_ms")
         prov = data["provenance"]
-        for key in ("git_commit", "git_dirty", "machine"):
-            prov.pop(key)
+        for key in VARYING_FIELDS:
+            prov.pop(key, None)
         return data

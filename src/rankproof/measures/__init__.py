@@ -10,6 +10,7 @@ expand sets too, so a set is accepted wherever measures are named.
 Errors: a bad name or value is a `rankproof.InputError` (a ``ValueError``).
 """
 
+from rankproof.measures._crosscheck import CrossCheck, RunCrossCheck, cross_check
 from rankproof.measures._evaluate import DEFAULT_MEASURES, evaluate, resolve_measures
 from rankproof.measures._families import TREC_PRINT_ORDER, Family, families, family
 from rankproof.measures._measure import Measure, expand_set, parse, parse_many
@@ -31,11 +32,14 @@ __all__ = [
     "TREC_HEADER_LINES",
     "TREC_PRINT_ORDER",
     "TREC_SETS",
+    "CrossCheck",
     "Family",
     "Measure",
     "MetricDef",
     "PerQuery",
+    "RunCrossCheck",
     "TopicPolicy",
+    "cross_check",
     "evaluate",
     "expand_set",
     "families",

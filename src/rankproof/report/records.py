@@ -29,13 +29,19 @@ def records(results: Sequence[PerQuery], *, per_query: bool) -> Iterator[dict[st
                    "value": pq.aggregate(m)}
 
 
-def to_json(results: Sequence[PerQuery]) -> str:
-    """A versioned JSON document holding every run's per-query values and means."""
-    doc = {
+def to_json(results: Sequence[PerQuery], *, provenance: dict[str, Any] | None = None,
+            cross_check: dict[str, Any] | None = None) -> str:
+    """A versioned JSON document holding every run's per-query values and means, and the
+    provenance block (`rankproof._manifest.provenance`) when one is given."""
+    doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "rankproof", "version": __version__},
         "runs": [pq.to_dict() for pq in results],
     }
+    if provenance is not None:
+        doc["provenance"] = provenance
+    if cross_check is not None:  # `rankproof.measures.CrossCheck.to_dict`
+        doc["cross_check"] = cross_check
     return json.dumps(doc, indent=2)
 
 
@@ -53,10 +59,13 @@ def to_csv(results: Sequence[PerQuery], *, per_query: bool) -> str:
     return buf.getvalue()
 
 
-def render(results: Sequence[PerQuery], fmt: str, *, per_query: bool) -> str:
-    """``results`` in one of `FORMATS` (``json`` always holds the per-query values)."""
+def render(results: Sequence[PerQuery], fmt: str, *, per_query: bool,
+           provenance: dict[str, Any] | None = None,
+           cross_check: dict[str, Any] | None = None) -> str:
+    """``results`` in one of `FORMATS` (``json`` always holds the per-query values, and
+    ``provenance`` when given)."""
     if fmt == "json":
-        return to_json(results) + "\n"
+        return to_json(results, provenance=provenance, cross_check=cross_check) + "\n"
     if fmt == "jsonl":
         return to_jsonl(results, per_query=per_query)
     if fmt == "csv":

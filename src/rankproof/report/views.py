@@ -47,6 +47,15 @@ def build(doc: Document) -> View:
                          f"{str(exc)[:200]})", path=str(doc.path)) from None
 
 
+def _scoped(summary: tuple[str, ...], block: Any) -> tuple[str, ...]:
+    """The summary and, when the provenance block records one, its scope line (seed 003's
+    reporting rule: full query set or a subset, full corpus or a sampled pool)."""
+    from rankproof._manifest import scope_line
+
+    scope = block.get("scope") if isinstance(block, Mapping) else None
+    return (*summary, scope_line(scope)) if isinstance(scope, Mapping) else summary
+
+
 def _base(doc: Document, title: str, **fields: Any) -> View:
     return View(kind=doc.kind, schema_version=doc.schema_version, title=title,
                 source=str(doc.path), digest=doc.digest, **fields)
@@ -101,9 +110,10 @@ def _eval(doc: Document) -> View:
         values={s.name: tuple(s.latency_ms.values()) for s in report.stages})
     curves = tuple(c for c in (pr_curve({s.name: s.means for s in report.stages}),)
                    if c is not None)
-    prov = provenance_rows(report.provenance.model_dump(),
+    prov = provenance_rows(report.provenance.model_dump(exclude_unset=True),
                            ("created_at", report.created_at), ("input digest", doc.digest))
-    return _base(doc, title, summary=summary_lines(verdicts), verdicts=verdicts,
+    return _base(doc, title, summary=_scoped(summary_lines(verdicts),
+                                             report.provenance.model_dump()), verdicts=verdicts,
                  deltas=deltas, tables=tuple(tables), curves=curves, latency=latency,
                  browser=browser, caveats=(*report.caveats, *missing, *delta_notes),
                  provenance=prov)
@@ -152,7 +162,8 @@ def _comparison(doc: Document) -> View:
                            ("seed", data.get("seed")), ("correction", data.get("correction")),
                            ("alpha", data.get("alpha")), ("pairs", data.get("pairs")),
                            ("rel_level", data.get("rel_level")), ("topics", data.get("topics")))
-    return _base(doc, title, summary=summary_lines(verdicts), verdicts=verdicts,
+    return _base(doc, title, summary=_scoped(summary_lines(verdicts), data.get("provenance")),
+                 verdicts=verdicts,
                  deltas=deltas, browser=browser,
                  caveats=(*map(str, data.get("caveats", ())), *missing, *delta_notes),
                  provenance=prov)
@@ -224,6 +235,7 @@ def _measure(doc: Document) -> View:
                            ("tool_version", tool.get("version")),
                            ("qrels digest", runs[0].get("qrels_digest")))
     return _base(doc, f"measure: {len(runs)} run(s), {len(measures)} measure(s)",
+                 summary=_scoped((), doc.data.get("provenance")),
                  tables=(table,), curves=curves, browser=browser,
                  caveats=tuple(dict.fromkeys(notes)), provenance=prov)
 

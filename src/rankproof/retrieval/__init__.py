@@ -23,6 +23,12 @@ from rankproof.retrieval._embed import (
     HashingEmbedder,
     SentenceTransformerEmbedder,
 )
+from rankproof.retrieval._embed_model import (
+    ModelIdentity,
+    embed_model_problem,
+    model_identity,
+    resolve_embed_model,
+)
 from rankproof.retrieval._fusion import FusionMethod, FusionRetriever, Norm, fuse
 from rankproof.retrieval._rerank import (
     PLUMBING_NOTE,
@@ -45,6 +51,7 @@ __all__ = [
     "FusionRetriever",
     "HashingEmbedder",
     "MissingExtraError",
+    "ModelIdentity",
     "Norm",
     "RerankRetriever",
     "Retriever",
@@ -53,9 +60,12 @@ __all__ = [
     "StageOutput",
     "default_cache_dir",
     "docs_digest",
+    "embed_model_problem",
     "exact_search",
     "fuse",
     "make_plumbing_cross_encoder",
+    "model_identity",
     "rerank_unavailable_reason",
+    "resolve_embed_model",
     "retrieved_nothing",
 ]

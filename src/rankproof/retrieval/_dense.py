@@ -41,7 +41,7 @@ from rankproof.retrieval._base import (
     merge_notes,
     timed,
 )
-from rankproof.retrieval._embed import Embedder, embedder_notes
+from rankproof.retrieval._embed import Embedder, embedder_identity, embedder_notes
 
 # Scores held at once by `exact_search`: query block x documents (float32).
 _SCORE_BUDGET = 1 << 24
@@ -122,9 +122,13 @@ class DenseRetriever:
 
     @property
     def config(self) -> dict[str, Any]:
-        return {"stage": "dense", "name": self.name, "model": self.embedder.model_id,
-                "dim": int(self.embedder.dim), "similarity": "cosine", "search": "exact",
-                "corpus": self.indexed_digest}
+        out = {"stage": "dense", "name": self.name, "model": self.embedder.model_id,
+               "dim": int(self.embedder.dim), "similarity": "cosine", "search": "exact",
+               "corpus": self.indexed_digest}
+        identity = embedder_identity(self.embedder)
+        if identity is not None:
+            out["model_identity"] = {"name": identity.name, "digest": identity.digest}
+        return out
 
     @property
     def vectors(self) -> npt.NDArray[np.float32]:
@@ -134,10 +138,18 @@ class DenseRetriever:
         return self._vectors
 
     def cache_key(self, digest: str) -> str:
-        """The cache file name for documents with ``digest`` under this embedder."""
-        model_id = self.embedder.model_id
-        h = hashlib.sha256(f"{model_id}\0{int(self.embedder.dim)}\0{digest}".encode())
-        return f"{_slug(model_id)}-{h.hexdigest()[:32]}.npy"
+        """The cache file name for documents with ``digest`` under this embedder.
+
+        An embedder with an ``identity`` is keyed by its name and the digest of its
+        files (content-addressed: the same files loaded from another path share the
+        entry, changed files never do); any other by its ``model_id``.
+        """
+        identity = embedder_identity(self.embedder)
+        model_key = (self.embedder.model_id if identity is None
+                     else f"{identity.name}\0{identity.digest}")
+        label = self.embedder.model_id if identity is None else identity.name
+        h = hashlib.sha256(f"{model_key}\0{int(self.embedder.dim)}\0{digest}".encode())
+        return f"{_slug(label)}-{h.hexdigest()[:32]}.npy"
 
     def index(self, docs: Docs) -> None:
         """Embed ``docs`` (or load them from the cache); a no-op for the same documents."""

@@ -27,11 +27,11 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from rankproof._errors import InputError, MissingExtraError
+from rankproof._errors import ConfigError, InputError, MissingExtraError
 from rankproof.retrieval._base import DENSE_EXTRA_HINT
+from rankproof.retrieval._embed_model import MINILM_ID, ModelIdentity, model_identity
 
 HASHING_NOTE = "test-double embedder: scores are not semantic"
-MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
 
 _OFFLINE_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY")
 
@@ -43,7 +43,9 @@ class Embedder(Protocol):
     ``model_id`` names the model (it is part of the embedding-cache key, so two
     different models must never share one). An embedder may also have a
     ``notes`` attribute (a tuple of caveats) that every stage output using it
-    carries.
+    carries, and an ``identity`` (`ModelIdentity`: name and a digest over the
+    model's files), which then keys the cache in place of ``model_id`` and is
+    recorded in the stage's config.
     """
 
     model_id: str
@@ -57,6 +59,12 @@ class Embedder(Protocol):
 def embedder_notes(embedder: object) -> tuple[str, ...]:
     notes = getattr(embedder, "notes", ())
     return tuple(str(n) for n in notes)
+
+
+def embedder_identity(embedder: object) -> ModelIdentity | None:
+    """The embedder's `ModelIdentity`, when it has one (a real model loaded from files)."""
+    identity = getattr(embedder, "identity", None)
+    return identity if isinstance(identity, ModelIdentity) else None
 
 
 @contextmanager
@@ -132,12 +140,17 @@ class SentenceTransformerEmbedder:
     package (``model_id`` = ``sentence-transformers/all-MiniLM-L6-v2``);
     another directory gets ``model_id`` = ``local:<resolved path>``.
     Embeddings are L2-normalised by the library (cosine = dot product).
+    ``identity`` is the model's content-addressed `ModelIdentity` (``name``
+    defaults to MiniLM's id for the default, else to the folder's name);
+    `rankproof.retrieval.resolve_embed_model` turns an ``--embed-model`` spec
+    (a directory or a package name) into the path and name to pass here.
     """
 
     notes: tuple[str, ...] = ()
+    identity: ModelIdentity
 
     def __init__(self, model_path: str | os.PathLike[str] | None = None, *,
-                 device: str = "cpu") -> None:
+                 device: str = "cpu", name: str | None = None) -> None:
         st = import_sentence_transformers("the dense embedder")
         if model_path is None:
             path = default_model_path()
@@ -150,10 +163,15 @@ class SentenceTransformerEmbedder:
                     "(no modules.json or config.json)")
             self.model_id = f"local:{path}"
         self.model_path = path
+        self.identity = model_identity(path, name or (MINILM_ID if model_path is None else None))
         self.device = device
         with hub_offline():
-            self._model = st.SentenceTransformer(str(path), device=device,
-                                                 local_files_only=True)
+            try:
+                self._model = st.SentenceTransformer(str(path), device=device,
+                                                     local_files_only=True)
+            except (OSError, ValueError) as exc:
+                raise ConfigError(f"{path}: the sentence-transformers model could not be "
+                                  f"loaded ({type(exc).__name__}: {exc})") from exc
         dim = self._model.get_embedding_dimension()
         if dim is None:  # pragma: no cover - every sentence-transformers model has one
             raise InputError(f"{path}: the model does not report its embedding dimension")

@@ -1,0 +1,232 @@
+"""The run-producing and scoring kinds: retrieve, run_file, fuse, measure, compare.
+
+Each calls the library function its CLI command calls, and writes what that command
+writes: a TREC run (``run.trec``), ``rankproof measure -f json``'s document
+(``measure.json``), ``rankproof compare -o``'s comparison with its evidence
+(``comparison.json``).
+
+**Retrieval at document granularity.** A retrieve stage ranks chunks, as ``rankproof
+eval`` does, keeps that chunk ranking (``chunks.trec``), and writes the run it is measured
+on (``run.trec``): each query's first ``depth`` distinct documents, each at the rank of
+its best chunk. A fuse stage whose inputs all kept a chunk ranking fuses the chunk
+rankings, then collapses — exactly ``rankproof eval``'s fusion stage — so the numbers of
+an experiment file and of ``rankproof eval`` agree; over run files it fuses the runs as
+they are.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rankproof._manifest import input_entry, provenance, query_scope
+from rankproof.comparison import (
+    MAX_INLINE_EVIDENCE_IDS,
+    collect_evidence,
+    compare,
+    sidecar_name,
+    split_evidence,
+)
+from rankproof.data import Run, load_run, write_trec_run
+from rankproof.harness import EvalInputs, collapse_to_documents, latency_summary
+from rankproof.measures import evaluate, parse_many
+from rankproof.pipeline._context import Context, Made
+from rankproof.report import records
+from rankproof.retrieval import (
+    BM25Retriever,
+    DenseRetriever,
+    HashingEmbedder,
+    RerankRetriever,
+    Retriever,
+    SentenceTransformerCrossEncoder,
+    SentenceTransformerEmbedder,
+    StageOutput,
+    default_cache_dir,
+    fuse,
+    resolve_embed_model,
+)
+
+
+def embed_model_spec(ctx: Context, spec: str) -> str:
+    """A model folder relative to the experiment file, else the spec as given (a package)."""
+    here = ctx.exp.resolve(spec)
+    return str(here) if here.exists() else spec
+
+
+def chunk_depth(inputs: EvalInputs, depth: int) -> int:
+    """How many chunks a stage returns per query so that ``depth`` distinct documents can
+    be kept (``rankproof eval``'s rule)."""
+    if inputs.granularity == "document":
+        per_doc = math.ceil(len(inputs.corpus.chunks) / max(1, len(inputs.corpus.documents)))
+        depth *= per_doc
+    return min(depth, len(inputs.corpus.chunks))
+
+
+def scope(ctx: Context, queries: str = "full") -> dict[str, str]:
+    return {"queries": queries, "pool": ctx.exp.scope.pool}
+
+
+def stamp(ctx: Context, stage: Any, made: Made) -> dict[str, Any]:
+    """The provenance block of one stage's outputs."""
+    return provenance(seed=ctx.exp.seed, inputs=made.input_files,
+                      upstream=made.upstream_files,
+                      output=ctx.folder(stage.id) / (made.document or "stage.json"),
+                      scope=scope(ctx, made.summary.get("queries_scope", "full")))
+
+
+class _Fixed:
+    """A `Retriever` that answers with a stored run (the first stage of a rerank)."""
+
+    def __init__(self, run: Run, name: str) -> None:
+        self.run = run
+        self.name = name
+
+    def index(self, docs: Any) -> None:
+        return None
+
+    def search(self, queries: Any, k: int) -> StageOutput:
+        return StageOutput(run=self.run, latency_ms={q: 0.0 for q, _ in queries},
+                           config={"stage": "stored", "name": self.name})
+
+
+def retrieve(ctx: Context, stage: Any, work: Path) -> Made:
+    inputs = ctx.sources.load()
+    k = chunk_depth(inputs, stage.depth)
+    retriever: Retriever
+    upstream: list[Path] = []
+    if stage.method == "bm25":
+        retriever = BM25Retriever(k1=stage.k1, b=stage.b, stemmer=stage.stemmer, name=stage.id)
+    elif stage.method == "dense":
+        embedder: HashingEmbedder | SentenceTransformerEmbedder
+        if stage.embedder == "hashing":
+            embedder = HashingEmbedder()
+        elif stage.embed_model is None:
+            embedder = SentenceTransformerEmbedder()
+        else:
+            path, model_name = resolve_embed_model(embed_model_spec(ctx, stage.embed_model))
+            embedder = SentenceTransformerEmbedder(path, name=model_name)
+        retriever = DenseRetriever(embedder, cache_dir=default_cache_dir() / "embeddings",
+                                   name=stage.id)
+    else:
+        first = stage.inputs[0]
+        path = ctx.chunks_path(first) or ctx.run_path(first)
+        upstream.append(path)
+        retriever = RerankRetriever(_Fixed(ctx.run(first, chunks=path != ctx.run_path(first)),
+                                           first),
+                                    SentenceTransformerCrossEncoder(ctx.exp.resolve(stage.model)),
+                                    depth=stage.rerank_depth, name=stage.id)
+    retriever.index([(c.id, c.text) for c in inputs.corpus.chunks])
+    out = retriever.search(inputs.queries, k)
+    made = Made(run="run.trec", upstream_files=upstream, notes=list(out.notes),
+                input_files=ctx.sources.files(),
+                summary={"config": json.loads(json.dumps(dict(out.config), default=str)),
+                         "granularity": inputs.granularity, "depth": stage.depth,
+                         "chunk_depth": k,
+                         "latency": latency_summary(dict(out.latency_ms)).model_dump()})
+    if inputs.granularity == "document":
+        write_trec_run(out.run, work / "chunks.trec", tag=stage.id)
+        made.chunks = "chunks.trec"
+        run = collapse_to_documents(out.run, inputs.chunk_doc, limit=stage.depth)
+    else:
+        run = out.run
+    write_trec_run(run, work / "run.trec", tag=stage.id)
+    made.summary.update(rows=len(run), topics=len(run.topics))
+    return made
+
+
+def run_file(ctx: Context, stage: Any, work: Path) -> Made:
+    path = ctx.exp.resolve(stage.path).absolute()
+    run = load_run(str(path))
+    entry = input_entry(path)
+    return Made(run=str(path), external={"path": str(path), "sha256": entry["sha256"]},
+                input_files={"run": path},
+                summary={"rows": len(run), "topics": len(run.topics), "sha256": entry["sha256"]})
+
+
+def fuse_stage(ctx: Context, stage: Any, work: Path) -> Made:
+    chunked = ctx.exp.inputs.has_corpus and all(ctx.chunks_path(r) is not None
+                                                for r in stage.runs)
+    made = Made(run="run.trec", input_files={})
+    if chunked:
+        summaries = [ctx.summary(r) for r in stage.runs]
+        k = max(int(s.get("chunk_depth", 0)) for s in summaries)
+        keep = max(int(s.get("depth", 0)) for s in summaries)
+        runs = [ctx.run(r, chunks=True) for r in stage.runs]
+        made.upstream_files = [p for r in stage.runs if (p := ctx.chunks_path(r)) is not None]
+        fused = fuse(runs, stage.method, norm=stage.norm, k=stage.k, depth=stage.depth or k,
+                     limit=stage.limit or k, name=stage.id)
+        write_trec_run(fused, work / "chunks.trec", tag=stage.id)
+        made.chunks = "chunks.trec"
+        inputs = ctx.sources.load()
+        run = collapse_to_documents(fused, inputs.chunk_doc, limit=keep)
+        made.summary.update(chunk_depth=k, depth=keep, fused="chunk rankings, then collapsed "
+                                                            "to documents")
+    else:
+        runs = [ctx.run(r) for r in stage.runs]
+        made.upstream_files = [ctx.run_path(r) for r in stage.runs]
+        run = fuse(runs, stage.method, norm=stage.norm, k=stage.k, depth=stage.depth or 1000,
+                   limit=stage.limit, name=stage.id)
+    write_trec_run(run, work / "run.trec", tag=stage.id)
+    made.summary.update(rows=len(run), topics=len(run.topics), method=stage.method)
+    return made
+
+
+def _runs(ctx: Context, ids: Sequence[str]) -> list[Run]:
+    return [ctx.run(i) for i in ids]
+
+
+def measure_stage(ctx: Context, stage: Any, work: Path) -> Made:
+    qrels = ctx.sources.qrels()
+    measures = tuple(dict.fromkeys(m for spec in stage.measures for m in parse_many(spec)))
+    results = [dataclasses.replace(evaluate(qrels, run, measures, rel_level=stage.rel_level,
+                                            topics=stage.topics), qrels_digest=qrels.digest)
+               for run in _runs(ctx, stage.runs)]
+    made = Made(document="measure.json", input_files=ctx.sources.files(),
+                upstream_files=[ctx.run_path(r) for r in stage.runs])
+    made.summary["queries_scope"] = query_scope(*(pq.not_evaluated for pq in results))
+    made.summary["means"] = {pq.run_name: {str(m): pq.aggregate(m) for m in pq.measures}
+                             for pq in results}
+    text = records.render(results, "json", per_query=True, provenance=stamp(ctx, stage, made))
+    (work / "measure.json").write_text(text, encoding="utf-8")
+    return made
+
+
+def compare_stage(ctx: Context, stage: Any, work: Path) -> Made:
+    qrels = ctx.sources.qrels()
+    ids = [stage.baseline, *stage.candidates]
+    runs = _runs(ctx, ids)
+    result = compare(qrels, runs, stage.measures or None, baseline=stage.baseline,
+                     test=stage.test, alpha=stage.alpha, correction=stage.correction,
+                     pairs=stage.pairs, resamples=stage.resamples, seed=ctx.exp.seed,
+                     rel_level=stage.rel_level, topics=stage.topics,
+                     complete_judgments=ctx.sources.complete_judgments())
+    if stage.evidence_depth > 0:
+        texts = ctx.sources.queries()
+        evidence = collect_evidence(qrels, {r.name: r for r in runs}, k=stage.evidence_depth,
+                                    queries=dict(texts) if texts else None,
+                                    rel_level=stage.rel_level)
+        result = dataclasses.replace(result, evidence=evidence)
+    made = Made(document="comparison.json", input_files=ctx.sources.files(),
+                upstream_files=[ctx.run_path(r) for r in ids])
+    made.summary["queries_scope"] = "full" if result.n_topics == len(qrels.topics) else "subset"
+    result = dataclasses.replace(result, provenance=stamp(ctx, stage, made))
+    doc = dataclasses.replace(result, evidence=None).to_dict()
+    if result.evidence is not None:
+        if result.evidence.ids > MAX_INLINE_EVIDENCE_IDS:
+            ref, blob = split_evidence(result.evidence, sidecar_name(work / "comparison.json"))
+            (work / ref.sidecar).write_bytes(blob)
+            doc["evidence"] = ref.to_dict()
+        else:
+            doc["evidence"] = result.evidence.to_dict()
+    (work / "comparison.json").write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n",
+                                          encoding="utf-8")
+    made.summary["regressions"] = [f"{r.candidate} on {r.measure}" for r in result.regressions]
+    made.summary["rows"] = [{"baseline": r.baseline, "candidate": r.candidate,
+                             "measure": r.measure, "baseline_mean": r.result.mean_b,
+                             "candidate_mean": r.result.mean_a, "p_corrected": r.p_corrected,
+                             "verdict": r.verdict} for r in result.rows]
+    return made

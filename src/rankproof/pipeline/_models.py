@@ -1,0 +1,280 @@
+"""The experiment file's sections and stage kinds, as pydantic models (``extra="forbid"``).
+
+`KIND_MODELS` maps each ``kind`` to its model; `RUN_KINDS`, `RESULT_KINDS` and
+`DOCUMENT_KINDS` say which kinds' outputs a reference may name (`WANTS`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import typing
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+
+from rankproof.harness import EvalConfig
+
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+RUN_KINDS = ("retrieve", "run_file", "fuse")
+"""Kinds whose output is a run (what ``runs``, ``baseline`` and ``candidates`` refer to)."""
+RESULT_KINDS = ("measure", "compare", "eval")
+"""Kinds whose output is per-query JSON a gate can check."""
+DOCUMENT_KINDS = ("measure", "compare", "eval", "gate", "discover", "rag")
+"""Kinds whose JSON output ``rankproof report`` renders."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CollectionSource(_Model):
+    name: str = Field(strict=True, min_length=1)
+    root: str = Field(strict=True, min_length=1)
+
+
+class BeirSource(_Model):
+    folder: str = Field(strict=True, min_length=1)
+    split: str = Field(default="test", strict=True, min_length=1)
+
+
+class Inputs(_Model):
+    """What the stages read: a corpus folder (+ judgments), a classic collection, a BEIR
+    folder, the bundled golden corpus (none of those given), or qrels (+ topics) alone for
+    an experiment over run files only."""
+
+    corpus: str | None = Field(default=None, strict=True, min_length=1)
+    judgments: str | None = Field(default=None, strict=True, min_length=1)
+    collection: CollectionSource | None = None
+    beir: BeirSource | None = None
+    qrels: str | list[str] | None = None
+    topics: str | None = Field(default=None, strict=True, min_length=1)
+    granularity: Literal["chunk", "document"] | None = None
+    chunk_size: int = Field(default=800, strict=True, ge=1)
+    overlap: int = Field(default=100, strict=True, ge=0)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Inputs:
+        given = [n for n in ("corpus", "collection", "beir", "qrels")
+                 if getattr(self, n) is not None]
+        if len(given) > 1:
+            raise ValueError(f"give one source of judgments, got {', '.join(given)}")
+        if self.judgments is not None and self.corpus is None:
+            raise ValueError("judgments needs corpus (the folder its quotes come from)")
+        if self.topics is not None and self.qrels is None:
+            raise ValueError("topics goes with qrels (a collection, a corpus and BEIR carry "
+                             "their own queries)")
+        if isinstance(self.qrels, list) and (not self.qrels or not all(
+                isinstance(q, str) and q for q in self.qrels)):
+            raise ValueError("qrels is a path or a non-empty list of paths")
+        return self
+
+    @property
+    def has_corpus(self) -> bool:
+        """Whether documents can be retrieved (everything but qrels alone)."""
+        return self.qrels is None
+
+    @property
+    def default_granularity(self) -> Literal["chunk", "document"]:
+        """``rankproof eval``'s rule: document for a collection, BEIR or an adapted folder."""
+        if self.granularity is not None:
+            return self.granularity
+        by_document = self.collection is not None or self.beir is not None or (
+            self.corpus is not None and self.judgments is None)
+        return "document" if by_document else "chunk"
+
+
+class Scope(_Model):
+    pool: Literal["full-corpus", "sampled", "unknown"] = "unknown"
+
+
+class Stage(_Model):
+    id: str = Field(strict=True, pattern=ID_PATTERN.pattern)
+    kind: str
+
+    def reads(self) -> list[tuple[str, str]]:
+        """``(field, stage id)`` for every stage this one reads."""
+        return []
+
+
+class RetrieveStage(Stage):
+    """A retrieval stage over the inputs' corpus → ``run.trec`` (at document granularity
+    also ``chunks.trec``, the chunk ranking fusion and rerank read)."""
+
+    kind: Literal["retrieve"]
+    method: Literal["bm25", "dense", "rerank"]
+    depth: int = Field(default=100, strict=True, ge=1)
+    k1: float = Field(default=0.9, ge=0, allow_inf_nan=False)
+    b: float = Field(default=0.4, ge=0, le=1, allow_inf_nan=False)
+    stemmer: str | None = "english"
+    embedder: Literal["minilm", "hashing"] = "minilm"
+    embed_model: str | None = Field(default=None, strict=True, min_length=1)
+    """dense: a sentence-transformers model folder or an installed package shipping one
+    (None: the bundled all-MiniLM-L6-v2)."""
+    model: str | None = Field(default=None, strict=True, min_length=1)
+    rerank_depth: int = Field(default=50, strict=True, ge=1)
+    inputs: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _rerank(self) -> RetrieveStage:
+        if self.method == "rerank":
+            if len(self.inputs) != 1:
+                raise ValueError("a rerank stage reads exactly one first stage: inputs: [ID]")
+            if self.model is None:
+                raise ValueError("a rerank stage needs model: the local cross-encoder folder")
+        elif self.inputs:
+            raise ValueError(f"inputs is for method rerank; {self.method} reads the corpus")
+        elif self.model is not None:
+            raise ValueError("model is the cross-encoder of method rerank")
+        if self.embed_model is not None and (self.method != "dense"
+                                             or self.embedder != "minilm"):
+            raise ValueError("embed_model is the sentence-transformers model of method dense "
+                             "(with embedder minilm, the default)")
+        return self
+
+    def reads(self) -> list[tuple[str, str]]:
+        return [("inputs", i) for i in self.inputs]
+
+
+class RunFileStage(Stage):
+    """An external run file, digested; its run is named by the stage id."""
+
+    kind: Literal["run_file"]
+    path: str = Field(strict=True, min_length=1)
+
+
+class FuseStage(Stage):
+    kind: Literal["fuse"]
+    runs: list[str] = Field(min_length=2)
+    method: Literal["rrf", "combsum", "combmnz"] = "rrf"
+    norm: Literal["minmax", "zscore"] | None = None
+    k: float = Field(default=60, gt=0, allow_inf_nan=False)
+    depth: int | None = Field(default=None, strict=True, ge=1)
+    limit: int | None = Field(default=None, strict=True, ge=1)
+
+    def reads(self) -> list[tuple[str, str]]:
+        return [("runs", r) for r in self.runs]
+
+
+class MeasureStage(Stage):
+    kind: Literal["measure"]
+    runs: list[str] = Field(min_length=1)
+    measures: list[str] = Field(default_factory=lambda: ["nDCG@10", "RR@10", "AP", "R@100",
+                                                         "P@10"], min_length=1)
+    rel_level: int = Field(default=1, strict=True)
+    topics: Literal["complete", "intersection", "complete-allow-disjoint"] = "complete"
+
+    def reads(self) -> list[tuple[str, str]]:
+        return [("runs", r) for r in self.runs]
+
+
+class CompareStage(Stage):
+    kind: Literal["compare"]
+    baseline: str
+    candidates: list[str] = Field(min_length=1)
+    measures: list[str] | None = None
+    test: str = "randomization"
+    correction: str = "holm"
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+    resamples: int = Field(default=10_000, strict=True, ge=1)
+    pairs: Literal["baseline", "all"] = "baseline"
+    rel_level: int = Field(default=1, strict=True)
+    topics: Literal["complete", "intersection", "complete-allow-disjoint"] = "complete"
+    evidence_depth: int = Field(default=10, strict=True, ge=0)
+
+    def reads(self) -> list[tuple[str, str]]:
+        return [("baseline", self.baseline), *(("candidates", c) for c in self.candidates)]
+
+
+class GateStage(Stage):
+    kind: Literal["gate"]
+    checks: str = Field(strict=True, min_length=1)
+    input: str
+    system: str | None = None
+    baseline: str | None = None
+    baseline_system: str | None = None
+
+    def reads(self) -> list[tuple[str, str]]:
+        return [("input", self.input), *([("baseline", self.baseline)] if self.baseline else [])]
+
+
+ReportFormat = Literal["html", "md", "latex"]
+
+
+class ReportStage(Stage):
+    kind: Literal["report"]
+    input: str
+    formats: list[ReportFormat] = Field(default_factory=lambda: list[ReportFormat](["md"]),
+                                        min_length=1)
+
+    def reads(self) -> list[tuple[str, str]]:
+        return [("input", self.input)]
+
+
+_EVAL_KIND: Any = Literal["eval"]
+
+
+def _eval_fields() -> dict[str, Any]:
+    """`rankproof.harness.EvalConfig`'s fields, each optional (None: the default)."""
+    hints = typing.get_type_hints(EvalConfig)
+    return {f.name: (hints[f.name] | None, None) for f in dataclasses.fields(EvalConfig)
+            if f.name != "extra"}
+
+
+EvalStage: type[Stage] = create_model(
+    "EvalStage", __base__=Stage, __doc__=(
+        "The whole of ``rankproof eval`` in one stage: `rankproof.harness.EvalConfig`'s "
+        "fields (granularity, chunk_size and overlap default to the inputs'; seed to the "
+        "file's; everything else to ``rankproof eval``'s defaults)."),
+    kind=(_EVAL_KIND, ...), **_eval_fields())
+
+
+class DiscoverStage(Stage):
+    """``rankproof discover``: cases (default: the bundled example) over a catalogue."""
+
+    kind: Literal["discover"]
+    cases: str | None = Field(default=None, strict=True, min_length=1)
+    catalog: str | None = Field(default=None, strict=True, min_length=1)
+    mode: Literal["bm25", "dense", "hybrid"] = "hybrid"
+    embedder: Literal["minilm", "hashing"] = "minilm"
+    k: int = Field(default=10, strict=True, ge=1)
+    abstain_threshold: float | None = None
+    calibrate: bool = False
+    sweep: bool = False
+    curve: bool = False
+    curve_mode: Literal["bm25", "dense", "hybrid"] = "bm25"
+    trials: int = Field(default=20, strict=True, ge=1)
+
+
+class RagStage(Stage):
+    """``rankproof rag score``: an answer file's metrics, grounding, citations, triad."""
+
+    kind: Literal["rag"]
+    answers: str = Field(strict=True, min_length=1)
+    references: str | None = Field(default=None, strict=True, min_length=1)
+    qrels: str | None = Field(default=None, strict=True, min_length=1)
+    metrics: list[str] | None = None
+
+
+KIND_MODELS: dict[str, type[Stage]] = {
+    "retrieve": RetrieveStage, "run_file": RunFileStage, "fuse": FuseStage,
+    "measure": MeasureStage, "compare": CompareStage, "gate": GateStage,
+    "report": ReportStage, "eval": EvalStage, "discover": DiscoverStage, "rag": RagStage,
+}
+STAGE_KINDS = tuple(KIND_MODELS)
+
+WANTS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("retrieve", "inputs"): ("retrieve", "fuse"),
+    ("fuse", "runs"): RUN_KINDS, ("measure", "runs"): RUN_KINDS,
+    ("compare", "baseline"): RUN_KINDS, ("compare", "candidates"): RUN_KINDS,
+    ("gate", "input"): RESULT_KINDS, ("gate", "baseline"): RESULT_KINDS,
+    ("report", "input"): DOCUMENT_KINDS,
+}
+"""(kind, field) → the kinds of stage that field may name."""
+
+NAMED_FILES: dict[str, tuple[str, ...]] = {
+    "run_file": ("path",), "gate": ("checks",), "retrieve": ("model",),
+    "eval": ("rerank_model",), "discover": ("cases", "catalog"),
+    "rag": ("answers", "references", "qrels"),
+}
+"""The fields of each kind that name a file or folder (checked, digested into the key)."""
