@@ -15,7 +15,10 @@ same block from `provenance`, under the document's top-level key ``"provenance"`
   ``"files"`` (its count of regular files) and a digest over its sorted
   ``relative-path NUL sha256`` lines when it holds at most `MAX_FOLDER_FILES` files and
   `MAX_FOLDER_BYTES` bytes (null beyond, so that stamping a huge corpus folder never
-  costs minutes);
+  costs minutes); a dataset id (``irds:ID``) has ``"files"`` (the ir_datasets cache files
+  this process read for it, `note_dataset_files`) and a digest over their sorted
+  ``file name NUL sha256`` lines (names, not paths, so that the same cache elsewhere gives
+  the same digest) within `MAX_FOLDER_BYTES` (null beyond, and when none was read);
 - ``upstream``: the run files the inputs were built from (same entries);
 - ``output_dir`` (absolute; null when writing to standard output), ``cwd`` (absolute: the
   folder relative input paths are relative to), ``seed``, ``command`` (the argument list,
@@ -178,11 +181,55 @@ def _folder_entry(path: Path, shown: str) -> dict[str, Any]:
     return entry
 
 
+#: Dataset id (``irds:ID``) → the cache files read for it in this process, in order.
+_DATASET_FILES: dict[str, list[str]] = {}
+
+
+def note_dataset_files(dataset: str, files: Sequence[PathLike]) -> None:
+    """Record the cache files a dataset id (``irds:ID``) was read from, for its provenance
+    entry (`rankproof.data` calls this after checking them; repeated calls add)."""
+    known = _DATASET_FILES.setdefault(dataset, [])
+    for f in files:
+        if os.fspath(f) not in known:
+            known.append(os.fspath(f))
+
+
+def _files_digest(files: Sequence[Path]) -> tuple[str | None, int | None]:
+    """(digest over the sorted ``file name NUL sha256`` lines, total bytes) of cache files;
+    a null digest past `MAX_FOLDER_BYTES` or when one is missing (null size too then)."""
+    if not all(f.exists() for f in files):
+        return None, None
+    total = sum(f.stat().st_size for f in files if f.is_file())
+    if total > MAX_FOLDER_BYTES:
+        return None, total
+    entries = [input_entry(f) for f in files]
+    total = sum(e["bytes"] or 0 for e in entries)
+    if not all(e["sha256"] for e in entries):
+        return None, total
+    h = hashlib.sha256()
+    for name, digest in sorted((f.name, e["sha256"]) for f, e in zip(files, entries,
+                                                                       strict=True)):
+        h.update(f"{name}\0{digest}\n".encode())
+    return "sha256:" + h.hexdigest(), total
+
+
+def _dataset_entry(shown: str) -> dict[str, Any]:
+    """A dataset id's entry: the digest of the cache files read for it (see the module
+    docstring); null digest and size when this process read none."""
+    files = [Path(f) for f in _DATASET_FILES.get(shown, ())]
+    if not files:
+        return {"path": shown, "sha256": None, "bytes": None}
+    digest, total = _files_digest(files)
+    return {"path": shown, "sha256": digest, "bytes": total, "files": [str(f) for f in files]}
+
+
 def input_entry(path: PathLike) -> dict[str, Any]:
     """``{"path", "sha256", "bytes"}`` of one input (see the module docstring)."""
     shown = os.fspath(path)
     if shown == "-":
         return {"path": "-", "sha256": None, "bytes": None}
+    if shown.startswith(DATASET_PREFIXES):
+        return _dataset_entry(shown)
     p = Path(shown)
     if p.is_dir():
         return _folder_entry(p, shown)
@@ -337,8 +384,20 @@ def verify_entry(role: str, entry: Any, cwd: str | None = None) -> dict[str, Any
     recorded = entry.get("sha256")
     out: dict[str, Any] = {"role": role, "path": entry["path"], "recorded": recorded,
                            "resolved": None, "current": None, "status": NOT_RECORDED}
+    files = entry.get("files")
+    if entry["path"].startswith(DATASET_PREFIXES) and isinstance(files, list) and files \
+            and all(isinstance(f, str) for f in files):
+        # a dataset id with the cache files it was read from: those are re-hashed
+        out["resolved"] = ", ".join(files)
+        paths = [Path(f) for f in files]
+        if not all(p.exists() for p in paths):
+            out["status"] = MISSING
+        elif recorded is not None:
+            out["current"] = _files_digest(paths)[0]
+            out["status"] = UNCHANGED if out["current"] == recorded else CHANGED
+        return out
     if entry["path"] == "-" or entry["path"].startswith(DATASET_PREFIXES):
-        out["status"] = NOT_A_FILE  # standard input, a dataset id (irds:ID)
+        out["status"] = NOT_A_FILE  # standard input, a dataset id read from no cache file
         return out
     where = _locate(entry["path"], cwd)
     out["resolved"] = str(where)

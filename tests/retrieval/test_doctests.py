@@ -8,7 +8,8 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("module", ["rankproof.retrieval._bm25", "rankproof.retrieval._fusion"])
+@pytest.mark.parametrize("module", ["rankproof.retrieval._bm25", "rankproof.retrieval._fusion",
+                                    "rankproof.retrieval._fusion_methods"])
 def test_docstring_examples(module: str) -> None:
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0

@@ -7,9 +7,10 @@ from simple_trec_run_fusion_1.txt + simple_trec_run_fusion_2.txt, and the call t
   = fuse(runs, "rrf", order="rank")
 * simple_fusion_normalize_verify.txt: min-max per run, then summed
   = fuse(runs, "combsum", norm="minmax")
-* simple_trec_run_average_verify.txt: mean of raw scores = fuse(runs, "combsum", weights=[.5, .5])
+* simple_trec_run_average_verify.txt: mean of raw scores
+  = fuse(runs, "combsum", norm=None, weights=[.5, .5])
 * simple_trec_run_interpolation_verify.txt: 0.4 * run 1 + 0.6 * run 2
-  = fuse(runs, "combsum", weights=[0.4, 0.6])
+  = fuse(runs, "interpolate", alpha=0.4) = fuse(runs, "combsum", norm=None, weights=[0.4, 0.6])
 * simple_trec_run_normalize_verify.txt: min-max of run 1 alone
   = fuse([run1], "combsum", norm="minmax")
 """
@@ -41,10 +42,12 @@ def _runs(fixtures_dir: Path) -> list[Run]:
 @pytest.mark.parametrize(("expected", "n_runs", "kwargs", "tag"), [
     ("simple_trec_run_rrf_verify.txt", 2, {"method": "rrf", "k": 60, "order": "rank"}, "test"),
     ("simple_fusion_normalize_verify.txt", 2, {"method": "combsum", "norm": "minmax"}, "test"),
-    ("simple_trec_run_average_verify.txt", 2, {"method": "combsum", "weights": [0.5, 0.5]},
-     "test"),
+    ("simple_trec_run_average_verify.txt", 2,
+     {"method": "combsum", "norm": None, "weights": [0.5, 0.5]}, "test"),
     ("simple_trec_run_interpolation_verify.txt", 2,
-     {"method": "combsum", "weights": [0.4, 0.6]}, "test"),
+     {"method": "combsum", "norm": None, "weights": [0.4, 0.6]}, "test"),
+    ("simple_trec_run_interpolation_verify.txt", 2,
+     {"method": "interpolate", "alpha": 0.4}, "test"),
     ("simple_trec_run_normalize_verify.txt", 1, {"method": "combsum", "norm": "minmax"},
      "reciprocal_rank_fusion_k=60"),
 ])
@@ -91,7 +94,7 @@ def test_combsum_combmnz_minmax_by_hand() -> None:
     assert s == {"x": 1.0, "y": 0.5 + 1.0, "z": 0.0, "w": 0.0}
     m = fuse([a, b], "combmnz", norm="minmax").to_dict()["q"]
     assert m == {"x": 1.0, "y": (0.5 + 1.0) * 2, "z": 0.0, "w": 0.0}
-    raw = fuse([a, b], "combsum").to_dict()["q"]
+    raw = fuse([a, b], "combsum", norm=None).to_dict()["q"]
     assert raw == {"x": 10.0, "y": 9.0, "z": 0.0, "w": 2.0}
 
 
@@ -138,9 +141,11 @@ def test_fusion_is_deterministic_and_order_of_rows_irrelevant() -> None:
 
 
 @pytest.mark.parametrize(("kwargs", "error", "message"), [
-    ({"method": "borda"}, ValueError, "method must be one of rrf, combsum, combmnz"),
-    ({"method": "rrf", "norm": "minmax"}, ValueError, "norm applies to combsum and combmnz"),
-    ({"method": "combsum", "norm": "l2"}, ValueError, "norm must be None, 'minmax' or 'zscore'"),
+    ({"method": "condorcet"}, ValueError, "method must be one of rrf, isr, log_isr, logn_isr, "
+                                          "rbc, borda, combsum, combmnz, combmax"),
+    ({"method": "rrf", "norm": "minmax"}, ValueError, "norm applies to score-based methods; rrf"),
+    ({"method": "combsum", "norm": "l2"}, ValueError,
+     "norm must be None, 'auto' or one of minmax-ranx, minmax, zscore"),
     ({"k": -1}, ValueError, "k must be a finite number >= 0"),
     ({"depth": 0}, ValueError, "depth must be a positive integer"),
     ({"limit": 0}, ValueError, "limit must be None or a positive integer"),
@@ -208,5 +213,5 @@ def test_fusion_stage_refuses_bad_setup() -> None:
         FusionRetriever([])
     with pytest.raises(ValueError, match="distinct names"):
         FusionRetriever([BM25Retriever(), BM25Retriever()])
-    with pytest.raises(ValueError, match="norm applies to combsum"):
+    with pytest.raises(ValueError, match="norm applies to score-based methods"):
         FusionRetriever([BM25Retriever()], "rrf", norm="minmax")

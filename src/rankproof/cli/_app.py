@@ -40,7 +40,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "measure": ("measure", "Evaluate runs against judgments, exactly as trec_eval does."),
     "compare": ("compare", "Is each candidate better, worse, or not detectably different from "
                            "the baseline?"),
-    "fuse": ("fuse", "Fuse runs (RRF, CombSUM, CombMNZ) and write the result atomically."),
+    "fuse": ("fuse", "Fuse runs by rank (RRF, ISR, RBC, Borda) or by score (CombSUM, …) and "
+                     "write atomically."),
     "export": ("export", "Convert a run between formats; --canonical rewrites scores as 1/rank "
                          "(tie-safe)."),
     "eval": ("eval", "Run BM25 / dense / fusion / rerank over a corpus and compare each with "

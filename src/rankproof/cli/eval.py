@@ -25,6 +25,7 @@ from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import choices
 from rankproof.comparison import Evidence, EvidenceSidecar
 from rankproof.corpus import COLLECTIONS, DOCUMENT_SUFFIXES, find_adaptation
+from rankproof.data import IRDS_PREFIX, is_irds
 from rankproof.harness import (
     DEFAULT_EVAL_MEASURES,
     STAGES,
@@ -34,6 +35,7 @@ from rankproof.harness import (
     collection_inputs,
     directory_inputs,
     golden_inputs,
+    irds_inputs,
     run_experiment,
 )
 from rankproof.measures import resolve_measures
@@ -63,11 +65,16 @@ else:
 
 def _inputs(corpus: Path | None, judgments: Path | None, collection: CollectionName | None,
             data_root: Path | None, beir: Path | None, split: str, granularity: Granularity,
-            chunk_size: int, overlap: int) -> EvalInputs:
-    sources = sum(x is not None for x in (corpus, collection, beir))
+            chunk_size: int, overlap: int, irds: str | None = None) -> EvalInputs:
+    sources = sum(x is not None for x in (corpus, collection, beir, irds))
     if sources > 1:
-        raise typer.BadParameter("give at most one of CORPUS_DIR, --collection, --beir")
+        raise typer.BadParameter("give at most one of CORPUS_DIR, --collection, --beir, --irds")
     g = str(granularity)
+    if irds is not None:
+        if judgments is not None:
+            raise typer.BadParameter("--judgments goes with CORPUS_DIR; --irds reads the "
+                                     "dataset's own qrels")
+        return irds_inputs(irds, g, chunk_size, overlap)  # type: ignore[arg-type]
     if collection is not None:
         if data_root is None:
             raise typer.BadParameter("--collection needs --data-root (the folder holding "
@@ -166,9 +173,13 @@ def _guard(outputs: list[Path], corpus: Path | None, judgments: Path | None,
 
 def _input_files(corpus: Path | None, judgments: Path | None,
                  collection: CollectionName | None, data_root: Path | None, beir: Path | None,
-                 split: str) -> dict[str, Path | list[Path] | None]:
-    """The files the report is built from, by role, for its provenance block."""
-    files: dict[str, Path | list[Path] | None] = {"corpus": corpus, "judgments": judgments}
+                 split: str, irds: str | None = None) -> dict[str, Path | str | list[Path] | None]:
+    """The files the report is built from, by role, for its provenance block (a dataset id:
+    its digest is over the ir_datasets cache files read)."""
+    files: dict[str, Path | str | list[Path] | None] = {"corpus": corpus,
+                                                        "judgments": judgments}
+    if irds is not None:
+        files["irds"] = irds if is_irds(irds) else IRDS_PREFIX + irds
     if collection is not None and data_root is not None:
         files["collection"] = data_root / str(collection)
     if beir is not None:
@@ -192,6 +203,10 @@ def eval_command(
     beir: Path | None = typer.Option(None, "--beir", metavar="DIR",
                                      help="Evaluate a BEIR folder directly."),
     split: str = typer.Option("test", "--split", help="BEIR qrels split."),
+    irds: str | None = typer.Option(
+        None, "--irds", metavar="ID",
+        help="Evaluate an ir_datasets dataset (its documents, queries and qrels) from its "
+             "local cache only, never downloading (the irds extra)."),
     stages: str = typer.Option("bm25,dense,fusion", "--stages", metavar="STAGE,...",
                                help=f"Comma-separated: {','.join(STAGES)} (bm25 first)."),
     measures: list[str] | None = typer.Option(None, "-m", "--measure", metavar="MEASURE",
@@ -199,8 +214,9 @@ def eval_command(
                                                    f"{' '.join(DEFAULT_EVAL_MEASURES)})."),
     granularity: Granularity | None = typer.Option(
         None, "--granularity",
-        help="chunk (default) or document (default for --collection, --beir and a folder "
-             "written by `adapt beir`: BEIR's own, comparable to published BEIR numbers)."),
+        help="chunk (default) or document (default for --collection, --beir, --irds and a "
+             "folder written by `adapt beir`: BEIR's own, comparable to published BEIR "
+             "numbers)."),
     chunk_size: int = typer.Option(800, "--chunk-size", help="Chunk size in characters."),
     overlap: int = typer.Option(100, "--overlap", help="Chunk overlap in characters."),
     embedder: EmbedderOpt = typer.Option(
@@ -236,7 +252,8 @@ def eval_command(
     _guard(outputs, corpus, judgments or (adapted[1] if adapted else None), collection,
            data_root, beir, split, force)
     # Document-level judgments (a collection's, BEIR's) are scored by document by default.
-    by_document = collection is not None or beir is not None or adapted is not None
+    by_document = (collection is not None or beir is not None or adapted is not None
+                   or irds is not None)
     gran = str(granularity) if granularity else ("document" if by_document else "chunk")
     config = EvalConfig(
         stages=tuple(s.strip() for s in stages.split(",") if s.strip()),
@@ -249,7 +266,7 @@ def eval_command(
     )
     config.check()
     inputs = _inputs(corpus, judgments, collection, data_root, beir, split, gran, chunk_size,
-                     overlap)
+                     overlap, irds)
     console = make_console()
     if dry_run:
         print_table(console, _plan(inputs, config, outputs))
@@ -258,7 +275,7 @@ def eval_command(
         report, comparison = run_experiment(inputs, config, progress=say)
     report = report.stamped(inputs=_input_files(corpus, judgments or (adapted[1] if adapted
                                                                       else None),
-                                                collection, data_root, beir, split),
+                                                collection, data_root, beir, split, irds),
                             output=next((o for o in reversed(outputs) if str(o) != "-"), None))
 
     def render(evidence: Evidence | EvidenceSidecar | None, caveats: Sequence[str]) -> str:

@@ -1,4 +1,5 @@
-"""``rankproof fuse``: combine runs by rank (RRF) or by normalised score."""
+"""``rankproof fuse``: combine runs by rank (RRF, ISR, RBC, Borda) or by score (CombSUM, …),
+as ranx and pyserini define them (`rankproof.retrieval.fuse`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, get_args
 
 import typer
 
+from rankproof._errors import InputError
 from rankproof.cli._app import app, err_console, error_boundary
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import (
@@ -34,7 +36,7 @@ from rankproof.data import (
     write_trec_run,
 )
 from rankproof.report.console import plain
-from rankproof.retrieval import FusionMethod, Norm, fuse
+from rankproof.retrieval import FusionMethod, Norm, default_norm, fuse
 
 WRITERS: dict[str, Callable[[Run, Path, str], None]] = {
     "trec": lambda run, path, tag: write_trec_run(run, path, tag=tag),
@@ -51,7 +53,7 @@ if TYPE_CHECKING:
     RunFormat = str
 else:
     MethodChoice = choices("MethodChoice", get_args(FusionMethod))
-    NormChoice = choices("NormChoice", get_args(Norm))
+    NormChoice = choices("NormChoice", (*get_args(Norm), "none"))
     RunFormat = choices("RunFormat", tuple(f for f in get_args(Format) if f in WRITERS))
 
 
@@ -81,14 +83,49 @@ def _write_sidecar(side: Path, output: Path, runs: list[Path],
         fh.write(json.dumps(doc, indent=2) + "\n")
 
 
+_OPTIONS = {"weights": "--weights", "alpha": "--alpha", "phi": "--phi", "sigma": "--sigma",
+            "norm": "--norm", "method": "--method", "k": "-k", "depth": "--depth",
+            "limit": "--limit", "order": "--order"}
+"""The command-line option behind each of `fuse`'s parameters (errors name the option)."""
+
+
+def _weights(text: str | None, n_runs: int) -> list[float] | None:
+    """``--weights 0.7,0.3``: one finite number per run."""
+    if text is None:
+        return None
+    parts = [p.strip() for p in text.split(",")]
+    values = []
+    for part in parts:
+        try:
+            value = float(part)
+        except ValueError:
+            raise InputError(f"--weights: {part!r} is not a number (expected one number per "
+                             "run, comma-separated)") from None
+        if value != value or value in (float("inf"), float("-inf")):
+            raise InputError(f"--weights: {part!r} is not a finite number")
+        values.append(value)
+    if len(values) != n_runs:
+        raise InputError(f"--weights: {len(values)} value{'s' if len(values) != 1 else ''} "
+                         f"for {n_runs} runs (one per run, in the order the runs are given)")
+    return values
+
+
 @app.command("fuse")
 @error_boundary
 def fuse_command(
     runs: list[Path] = runs_argument("Two or more runs (TREC, BEIR TSV, JSON, JSONL, MS MARCO; "
                                      ".gz ok; - for standard input)."),
     method: MethodChoice = typer.Option("rrf", "--method", help="Fusion method."),
-    norm: NormChoice | None = typer.Option(None, "--norm",
-                                           help="Score normalisation for combsum/combmnz."),
+    norm: NormChoice | None = typer.Option(
+        None, "--norm", help="Score normalisation of score-based methods (default: minmax-ranx, "
+        "ranx's min-max; none for interpolate, as pyserini); none sums raw scores."),
+    weights: str | None = typer.Option(None, "--weights", metavar="W1,W2,...",
+                                       help="One weight per run, comma-separated."),
+    alpha: float | None = typer.Option(None, "--alpha", help="interpolate: alpha·first + "
+                                       "(1 − alpha)·second (default 0.5)."),
+    phi: float | None = typer.Option(None, "--phi", help="rbc: persistence (default 0.8)."),
+    sigma: float | None = typer.Option(None, "--sigma", help="logn_isr: ln(n + sigma) "
+                                       "(default 0.01)."),
     k: float = typer.Option(60, "-k", help="RRF constant: score = Σ 1/(k + rank)."),
     depth: int = typer.Option(1000, "--depth", metavar="N",
                               help="Documents read from each run per query."),
@@ -103,12 +140,24 @@ def fuse_command(
     fmt: RunFormat = typer.Option("trec", "--format", "-f", help="Format of the fused run."),
     force: bool = force_option(),
 ) -> None:
-    """Fuse runs (RRF, CombSUM, CombMNZ) and write the result atomically."""
+    """Fuse runs by rank (RRF, ISR, RBC, Borda) or by score (CombSUM, …) and write atomically."""
     side = provenance_sidecar(output)
     guard_outputs([(output, "run"), (side, PROVENANCE_KIND)], runs, force=force)
+    parsed = _weights(weights, len(runs))
+    norm_arg = "auto" if norm is None else (None if str(norm) == "none" else str(norm))
     _, loaded = load_runs(None, runs, dedupe=dedupe, allow_extra_columns=allow_extra_columns)
-    fused = fuse(loaded, str(method), norm=str(norm) if norm else None,  # type: ignore[arg-type]
-                 k=k, depth=depth, limit=limit, name=tag, order=str(order))  # type: ignore[arg-type]
+    try:
+        fused = fuse(loaded, str(method), norm=norm_arg, k=k,  # type: ignore[arg-type]
+                     depth=depth, weights=parsed, alpha=alpha, phi=phi, sigma=sigma,
+                     limit=limit, name=tag, order=str(order))  # type: ignore[arg-type]
+    except InputError as exc:
+        if exc.field in _OPTIONS and exc.path is None:
+            raise InputError(f"{_OPTIONS[exc.field]}: {exc.reason}") from None
+        raise
+    inherited = {n for r in loaded for n in r.notes}
+    warnings = [n for n in fused.notes if n not in inherited]
+    for note in warnings:
+        err_console.print(plain(f"warning: {note}"))
     write = WRITERS[str(fmt)]
     if str(output) == STDIN:
         # The writers write files atomically; standard output gets the finished file.
@@ -122,9 +171,11 @@ def fuse_command(
         write(fused, output, tag)
     if side is not None:
         _write_sidecar(side, output, runs, {
-            "method": str(method), "norm": str(norm) if norm else None, "k": k,
+            "method": str(method),
+            "norm": default_norm(str(method)) if norm_arg == "auto" else norm_arg,
+            "weights": parsed, "alpha": alpha, "phi": phi, "sigma": sigma, "k": k,
             "depth": depth, "limit": limit, "order": str(order), "tag": tag,
-            "format": str(fmt)})
+            "format": str(fmt), "warnings": warnings})
     where = "standard output" if str(output) == STDIN else str(output)
     err_console.print(plain(f"fused {len(loaded)} runs ({method}) into {where}: "
                             f"{len(fused)} rows, {len(fused.topics)} topics"))

@@ -21,7 +21,15 @@ from rankproof.data._frames import (
     run_from_arrow,
     run_from_pandas,
 )
-from rankproof.data._irds import IRDS_PREFIX, irds_qrels_input, irds_queries, is_irds
+from rankproof.data._irds import (
+    IRDS_PREFIX,
+    irds_documents,
+    irds_files,
+    irds_qrels_input,
+    irds_queries,
+    is_irds,
+    max_irds_docs,
+)
 from rankproof.data._jsondoc import read_json_qrels, read_json_run
 from rankproof.data._jsonio import (
     read_jsonl_qrels,
@@ -81,6 +89,8 @@ __all__ = [
     "check_keys",
     "default_run_name",
     "int_refusal",
+    "irds_documents",
+    "irds_files",
     "irds_qrels_input",
     "irds_queries",
     "is_canonical",
@@ -89,6 +99,7 @@ __all__ = [
     "load_qrels",
     "load_run",
     "load_yaml",
+    "max_irds_docs",
     "parse_int",
     "qrels_from_arrow",
     "qrels_from_pandas",

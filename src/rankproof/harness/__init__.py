@@ -20,6 +20,7 @@ from rankproof.harness._inputs import (
     collection_inputs,
     directory_inputs,
     golden_inputs,
+    irds_inputs,
 )
 from rankproof.harness._report import Abstention, CategoryResult, EvalReport, StageResult
 from rankproof.harness._runresult import run_result_from_report
@@ -43,6 +44,7 @@ __all__ = [
     "compare_report_stages",
     "directory_inputs",
     "golden_inputs",
+    "irds_inputs",
     "latency_summary",
     "read_report",
     "run_experiment",

@@ -7,7 +7,9 @@ Three sources share one shape:
 * a classic collection (Cranfield, CISI, Vaswani) with document-level qrels,
   graded where the collection is;
 * a BEIR folder, read through the BEIR adapter's validation (or a folder the
-  adapter wrote).
+  adapter wrote);
+* an ir_datasets dataset by id (``irds:ID``), read from its local cache only
+  (`irds_inputs`): documents, queries and qrels become a classic collection.
 
 BEIR judges whole documents, on a scale where the dataset has one, and its
 published numbers rank documents: so judgments read from BEIR keep their
@@ -18,6 +20,7 @@ document relevant, the ideal ranking holding all of them — the inputs carry
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
@@ -26,9 +29,12 @@ from typing import Literal
 
 import numpy as np
 
+from rankproof._errors import InputError
+from rankproof.comparison import read_queries
 from rankproof.corpus import (
     Collection,
     Corpus,
+    Document,
     Judgments,
     adapt_beir,
     golden_corpus,
@@ -37,7 +43,7 @@ from rankproof.corpus import (
     read_corpus,
     read_judgments,
 )
-from rankproof.data import Qrels
+from rankproof.data import IRDS_PREFIX, Qrels, irds_documents, irds_files, is_irds, load_qrels
 
 Granularity = Literal["chunk", "document"]
 
@@ -45,6 +51,13 @@ CHUNK_CAVEAT = (
     "chunk granularity on document-level judgments (BEIR): every chunk of a relevant "
     "document counts as relevant and the ideal ranking holds all of them, so these numbers "
     "are not comparable to published BEIR numbers, which rank documents "
+    "(--granularity document is)"
+)
+
+IRDS_CHUNK_CAVEAT = (
+    "chunk granularity on document-level judgments (ir_datasets): every chunk of a judged "
+    "document carries the document's label and the ideal ranking holds all of them, so these "
+    "numbers are not comparable to the dataset's published numbers, which rank documents "
     "(--granularity document is)"
 )
 
@@ -130,7 +143,14 @@ def _chunk_qrels(collection: Collection, corpus: Corpus) -> Qrels:
 
 def collection_inputs(name: str, root: Path, granularity: Granularity, chunk_size: int,
                       overlap: int) -> EvalInputs:
-    collection = load_collection(name, root)
+    return _from_collection(load_collection(name, root), str(root), granularity, chunk_size,
+                            overlap)
+
+
+def _from_collection(collection: Collection, source: str, granularity: Granularity,
+                     chunk_size: int, overlap: int) -> EvalInputs:
+    """A document-level collection as inputs (chunk qrels copied from the documents')."""
+    name = collection.name
     corpus = collection.corpus(chunk_size=chunk_size, overlap=overlap)
     qrels = collection.qrels if granularity == "document" else _chunk_qrels(collection, corpus)
     judged = set(collection.qrels.topics)
@@ -140,7 +160,7 @@ def collection_inputs(name: str, root: Path, granularity: Granularity, chunk_siz
         notes.append(f"{len(unjudged)} of {len(collection.queries)} queries have no judgments "
                      "and are not scored")
     return EvalInputs(
-        name=name, source=str(root), corpus=corpus, queries=collection.queries, qrels=qrels,
+        name=name, source=source, corpus=corpus, queries=collection.queries, qrels=qrels,
         granularity=granularity, judgments_digest=collection.qrels.digest,
         no_answer=unjudged, categories={"normal": len(judged)}, notes=tuple(notes),
     )
@@ -161,3 +181,43 @@ def beir_inputs(folder: Path, split: str, granularity: Granularity = "document",
     # BEIR qrels come from pooling: documents outside the pool were never judged.
     return from_judgments(folder.name, corpus, judgments, granularity, source=str(folder),
                           complete=False)
+
+
+def irds_inputs(dataset: str, granularity: Granularity = "document", chunk_size: int = 800,
+                overlap: int = 100) -> EvalInputs:
+    """An ir_datasets dataset (``ID`` or ``irds:ID``) as a classic collection, from its local
+    cache only (`rankproof.data.irds_documents`: nothing is ever downloaded).
+
+    Every cached file of its documents, queries and qrels is checked before any is read
+    (`rankproof.data.irds_files`), so a half-cached dataset is refused before minutes of
+    reading. Documents are ``(doc_id, text)`` — title, a blank line and text where the
+    dataset's documents have a title — and more than ``RANKPROOF_MAX_IRDS_DOCS`` (default
+    2,000,000) are refused; queries are each record's ``default_text()``; qrels are read as
+    a TREC qrels file would be, grades kept. Like a collection's, the judgments are
+    document-level: document granularity by default, and chunk granularity (every chunk of
+    a judged document carries its label) carries `IRDS_CHUNK_CAVEAT`. A qrels row naming a query
+    the dataset's queries lack is refused; one naming a document its corpus lacks is kept
+    (it counts in recall's denominator, as trec_eval counts it) and noted.
+    """
+    label = dataset if is_irds(dataset) else IRDS_PREFIX + dataset
+    irds_files(label)
+    documents = tuple(Document(doc_id, text) for doc_id, text in irds_documents(label))
+    queries = tuple(read_queries(label).items())
+    qrels = load_qrels(label)
+    asked = {q for q, _ in queries}
+    unasked = [q for q in qrels.topics if q not in asked]
+    if unasked:
+        raise InputError(f"the qrels judge {len(unasked)} quer{'y' if len(unasked) == 1 else 'ies'}"
+                         f" the dataset's queries do not hold (first: {unasked[0]!r}); "
+                         "they could not be run", path=label, field="qrels")
+    ids = {d.id for d in documents}
+    absent = {d for d in qrels.docids.to_pylist() if d not in ids}
+    notes = [f"{len(absent)} judged document(s) are not in the corpus (e.g. "
+             f"{sorted(absent)[0]!r}): they cannot be retrieved and count as missed"] \
+        if absent else []
+    collection = Collection(name=label, documents=documents, queries=queries, qrels=qrels,
+                            notes=tuple(notes))
+    made = _from_collection(collection, label, granularity, chunk_size, overlap)
+    if granularity == "chunk":
+        made = dataclasses.replace(made, notes=(IRDS_CHUNK_CAVEAT, *made.notes))
+    return made

@@ -43,7 +43,7 @@ from pydantic import BaseModel, ValidationError
 
 from rankproof._errors import ConfigError
 from rankproof._limits import shown
-from rankproof.data import YamlBoundError, load_yaml
+from rankproof.data import IRDS_PREFIX, YamlBoundError, load_yaml
 from rankproof.pipeline._models import (
     KIND_MODELS,
     STAGE_KINDS,
@@ -89,7 +89,8 @@ class Experiment:
         raise KeyError(stage_id)
 
     def resolve(self, value: str) -> Path:
-        """A path from the file, relative to the file's folder unless absolute."""
+        """A path from the file, relative to the file's folder unless absolute; an
+        ir_datasets id (``irds:ID``) as it is (the readers take ``Path("irds:ID")`` for it)."""
         return _resolve(self.path, value)
 
     def upstream(self, stage_id: str) -> list[str]:
@@ -271,6 +272,8 @@ def _field_lines(data: Mapping[str, Any]) -> dict[str, int]:
 
 
 def _resolve(path: Path, value: str) -> Path:
+    if value.startswith(IRDS_PREFIX):
+        return Path(value)  # a dataset id, not a path: never made relative to the file
     p = Path(value).expanduser()
     return Path(os.path.normpath(p if p.is_absolute() else path.parent / p))
 

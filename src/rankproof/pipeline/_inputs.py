@@ -2,10 +2,13 @@
 
 `check_paths` refuses, before anything runs, every path of the file that is not there
 (the inputs', a run file's, a checks file's, a cross-encoder's folder), naming the file,
-the line and the field. `Sources` loads the inputs once per granularity and chunking
-(the harness's own readers: `rankproof.harness.collection_inputs` and its siblings), and
-digests their files once (`rankproof._manifest.input_entry`), so that every stage's cache
-key names the content it read, not only the path.
+the line and the field; an ir_datasets id (``inputs.irds``, or ``irds:ID`` as qrels or
+topics) is checked the same way: every cached file it needs must be on disk, so that a
+dataset ir_datasets would download is refused before anything runs. `Sources` loads the
+inputs once per granularity and chunking (the harness's own readers:
+`rankproof.harness.collection_inputs` and its siblings), and digests their files once
+(`rankproof._manifest.input_entry`), so that every stage's cache key names the content it
+read, not only the path.
 """
 
 from __future__ import annotations
@@ -16,28 +19,27 @@ from typing import Any
 
 import numpy as np
 
-from rankproof._errors import ConfigError
+from rankproof._errors import ConfigError, InputError, MissingExtraError
 from rankproof._manifest import digest_json, input_entry
 from rankproof.comparison import read_queries
 from rankproof.corpus import find_adaptation, golden_corpus
-from rankproof.data import Qrels, load_qrels
+from rankproof.data import IRDS_PREFIX, Qrels, irds_files, load_qrels
 from rankproof.harness import (
     EvalInputs,
     beir_inputs,
     collection_inputs,
     directory_inputs,
     golden_inputs,
+    irds_inputs,
 )
 from rankproof.pipeline._config import Experiment
 from rankproof.pipeline._models import NAMED_FILES
 
-DATASET_PREFIX = "irds:"
-"""A qrels or topics value naming an ir_datasets dataset (read from its local cache)."""
-
 
 def _source(exp: Experiment, value: str) -> Any:
-    """A path from the file, resolved; an ``irds:`` dataset id, as it is."""
-    return value if value.startswith(DATASET_PREFIX) else exp.resolve(value)
+    """A path from the file, resolved; an ``irds:`` dataset id, as it is (a `Path` whose
+    text is ``irds:ID``, which every reader takes for the id)."""
+    return exp.resolve(value)
 
 
 def _problem(exp: Experiment, field_path: str, message: str) -> str:
@@ -49,8 +51,18 @@ def check_paths(exp: Experiment) -> None:
     """Refuse (`ConfigError`, every problem at once) a path of the file that is not there."""
     problems: list[str] = []
 
+    def cached(field_path: str, label: str, entities: tuple[Any, ...]) -> None:
+        try:
+            irds_files(label, entities)
+        except (InputError, MissingExtraError) as exc:
+            problems.append(_problem(exp, field_path, getattr(exc, "reason", None) or str(exc)))
+
     def need(field_path: str, value: str | None, folder: bool) -> None:
-        if value is None or value.startswith(DATASET_PREFIX):
+        if value is not None and value.startswith(IRDS_PREFIX):
+            entity = "queries" if field_path == "inputs.topics" else "qrels"
+            cached(field_path, value, (entity,))
+            return
+        if value is None:
             return
         p = exp.resolve(value)
         ok = p.is_dir() if folder else p.is_file()
@@ -72,6 +84,8 @@ def check_paths(exp: Experiment) -> None:
                                      f"no folder {src.collection.name!r} in {root}"))
     if src.beir is not None:
         need("inputs.beir.folder", src.beir.folder, True)
+    if src.irds_label is not None:
+        cached("inputs.irds", src.irds_label, ("docs", "queries", "qrels"))
     for q in [src.qrels] if isinstance(src.qrels, str) else (src.qrels or []):
         need("inputs.qrels", q, False)
     need("inputs.topics", src.topics, False)
@@ -106,6 +120,8 @@ class Sources:
             return {"collection": r(src.collection.root) / src.collection.name}
         if src.beir is not None:
             return {"beir": r(src.beir.folder)}
+        if src.irds_label is not None:
+            return {"irds": r(src.irds_label)}
         if src.corpus is not None:
             return {"corpus": r(src.corpus),
                     "judgments": r(src.judgments) if src.judgments else None}
@@ -119,12 +135,18 @@ class Sources:
         """One digest over the inputs' content and the settings that shape them."""
         if self._digest is None:
             files = self.files()
+            if self.exp.inputs.irds_label is not None:  # its cached files, recorded for the
+                irds_files(self.exp.inputs.irds_label)  # manifest entry, checked, not read
             if files:
                 content: Any = {role: ([input_entry(p)["sha256"] for p in v]
                                        if isinstance(v, list) else input_entry(v)["sha256"])
                                 for role, v in files.items() if v is not None}
                 if self.exp.inputs.qrels is not None:  # an irds: id has no file to digest
                     content["qrels_content"] = self.qrels().digest
+                if content.get("irds", "") is None:  # cache files past the digest bound
+                    made = self.load()
+                    content["irds"] = [made.corpus.digest, made.judgments_digest,
+                                       digest_json(made.queries)]
             else:  # the bundled golden corpus: its content digests
                 corpus, judgments = golden_corpus(chunk_size=self.exp.inputs.chunk_size,
                                                   overlap=self.exp.inputs.overlap)
@@ -134,6 +156,8 @@ class Sources:
             extra = {"collection": self.exp.inputs.collection.name
                      if self.exp.inputs.collection else None,
                      "split": self.exp.inputs.beir.split if self.exp.inputs.beir else None}
+            if self.exp.inputs.irds_label is not None:
+                extra["irds"] = self.exp.inputs.irds_label
             self._digest = digest_json({"content": content, "settings": settings, **extra})
         return self._digest
 
@@ -151,6 +175,8 @@ class Sources:
             if src.collection is not None:
                 made = collection_inputs(src.collection.name, r(src.collection.root),
                                          g, size, over)  # type: ignore[arg-type]
+            elif src.irds_label is not None:
+                made = irds_inputs(src.irds_label, g, size, over)  # type: ignore[arg-type]
             elif src.beir is not None:
                 made = beir_inputs(r(src.beir.folder), src.beir.split, g,  # type: ignore[arg-type]
                                    size, over)

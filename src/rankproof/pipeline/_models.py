@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
+from rankproof.data import IRDS_PREFIX
 from rankproof.harness import EvalConfig
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -40,13 +41,16 @@ class BeirSource(_Model):
 
 class Inputs(_Model):
     """What the stages read: a corpus folder (+ judgments), a classic collection, a BEIR
-    folder, the bundled golden corpus (none of those given), or qrels (+ topics) alone for
-    an experiment over run files only."""
+    folder, an ir_datasets dataset by id (``irds: ID``, read from its local cache only), the
+    bundled golden corpus (none of those given), or qrels (+ topics) alone for an
+    experiment over run files only (``qrels`` and ``topics`` may be ``irds:ID`` too)."""
 
     corpus: str | None = Field(default=None, strict=True, min_length=1)
     judgments: str | None = Field(default=None, strict=True, min_length=1)
     collection: CollectionSource | None = None
     beir: BeirSource | None = None
+    irds: str | None = Field(default=None, strict=True, min_length=1)
+    """An ir_datasets dataset id (``ID`` or ``irds:ID``): its documents, queries and qrels."""
     qrels: str | list[str] | None = None
     topics: str | None = Field(default=None, strict=True, min_length=1)
     granularity: Literal["chunk", "document"] | None = None
@@ -55,19 +59,26 @@ class Inputs(_Model):
 
     @model_validator(mode="after")
     def _one_source(self) -> Inputs:
-        given = [n for n in ("corpus", "collection", "beir", "qrels")
+        given = [n for n in ("corpus", "collection", "beir", "irds", "qrels")
                  if getattr(self, n) is not None]
         if len(given) > 1:
             raise ValueError(f"give one source of judgments, got {', '.join(given)}")
         if self.judgments is not None and self.corpus is None:
             raise ValueError("judgments needs corpus (the folder its quotes come from)")
         if self.topics is not None and self.qrels is None:
-            raise ValueError("topics goes with qrels (a collection, a corpus and BEIR carry "
-                             "their own queries)")
+            raise ValueError("topics goes with qrels (a collection, a corpus, BEIR and an "
+                             "ir_datasets dataset carry their own queries)")
         if isinstance(self.qrels, list) and (not self.qrels or not all(
                 isinstance(q, str) and q for q in self.qrels)):
             raise ValueError("qrels is a path or a non-empty list of paths")
         return self
+
+    @property
+    def irds_label(self) -> str | None:
+        """``irds:ID`` of the ``irds`` input (None without one)."""
+        if self.irds is None:
+            return None
+        return self.irds if self.irds.startswith(IRDS_PREFIX) else IRDS_PREFIX + self.irds
 
     @property
     def has_corpus(self) -> bool:
@@ -76,11 +87,13 @@ class Inputs(_Model):
 
     @property
     def default_granularity(self) -> Literal["chunk", "document"]:
-        """``rankproof eval``'s rule: document for a collection, BEIR or an adapted folder."""
+        """``rankproof eval``'s rule: document for a collection, BEIR, an ir_datasets dataset
+        or an adapted folder."""
         if self.granularity is not None:
             return self.granularity
-        by_document = self.collection is not None or self.beir is not None or (
-            self.corpus is not None and self.judgments is None)
+        by_document = (self.collection is not None or self.beir is not None
+                       or self.irds is not None
+                       or (self.corpus is not None and self.judgments is None))
         return "document" if by_document else "chunk"
 
 

@@ -29,7 +29,8 @@ from rankproof.retrieval._embed_model import (
     model_identity,
     resolve_embed_model,
 )
-from rankproof.retrieval._fusion import FusionMethod, FusionRetriever, Norm, fuse
+from rankproof.retrieval._fusion import FusionRetriever, fuse
+from rankproof.retrieval._fusion_methods import FusionMethod, Norm, default_norm
 from rankproof.retrieval._rerank import (
     PLUMBING_NOTE,
     CrossEncoder,
@@ -59,6 +60,7 @@ __all__ = [
     "SentenceTransformerEmbedder",
     "StageOutput",
     "default_cache_dir",
+    "default_norm",
     "docs_digest",
     "embed_model_problem",
     "exact_search",
