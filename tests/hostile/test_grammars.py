@@ -114,7 +114,7 @@ def test_duplicate_keys_in_judgments_and_the_beir_adapter(tmp_path: Path) -> Non
 
 
 def test_duplicate_keys_in_yaml_checks_and_goldens() -> None:
-    with pytest.raises(ConfigError, match=r"c\.yaml: line 4: key 'metric' repeated"):
+    with pytest.raises(ConfigError, match=r"c\.yaml, line 4: key 'metric' repeated"):
         parse_checks("checks:\n  - id: a\n    metric: nDCG@10\n    metric: RR@10\n"
                      "    op: '>='\n    threshold: 0.5\n", source="c.yaml")
 

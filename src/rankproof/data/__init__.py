@@ -12,7 +12,7 @@ Corpora, chunking, judgments and collections live in `rankproof.corpus`.
 """
 
 from rankproof.data._beir import read_beir_qrels, read_beir_run, write_beir_qrels, write_beir_run
-from rankproof.data._bounds import YamlBoundError, load_yaml
+from rankproof.data._bounds import LinedDict, YamlBoundError, load_lined_yaml, load_yaml
 from rankproof.data._canonical import canonical_run, check_canonical, is_canonical
 from rankproof.data._files import read_document, read_model, validate_model
 from rankproof.data._frames import (
@@ -75,6 +75,7 @@ __all__ = [
     "ExtraColumns",
     "Format",
     "Input",
+    "LinedDict",
     "Order",
     "Qrels",
     "QrelsRows",
@@ -96,6 +97,7 @@ __all__ = [
     "is_canonical",
     "is_irds",
     "is_parquet",
+    "load_lined_yaml",
     "load_qrels",
     "load_run",
     "load_yaml",

@@ -271,3 +271,48 @@ def cut(text: object) -> str:
     out = str(text)
     cap = _limits.MAX_SHOWN_CHARS
     return out if len(out) <= cap else out[: cap - 1] + "…"
+
+
+class LinedDict(dict[Any, Any]):
+    """A mapping read by `load_lined_yaml`: its own line and each key's line (1-based), so
+    that a config reader can name the line of a field it refuses."""
+
+    line: int = 0
+    key_lines: dict[Any, int]
+
+
+def _lined_loader() -> type[Any]:
+    import yaml
+
+    class Lined(yaml.SafeLoader):
+        pass
+
+    def mapping(loader: Any, node: Any) -> LinedDict:
+        loader.flatten_mapping(node)
+        out = LinedDict()
+        out.line = node.start_mark.line + 1
+        out.key_lines = {}
+        for key_node, value_node in node.value:
+            key = loader.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            if key in out.key_lines:
+                raise YamlBoundError(f"key {_limits.shown(key)} repeated (first at line "
+                                     f"{out.key_lines[key]}); YAML would silently keep the last",
+                                     line)
+            out.key_lines[key] = line
+            out[key] = loader.construct_object(value_node, deep=True)
+        return out
+
+    Lined.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    return Lined
+
+
+_LINED: list[type[Any]] = []
+
+
+def load_lined_yaml(text: str) -> Any:
+    """`load_yaml` (every bound) whose mappings are `LinedDict`; a key repeated in one mapping
+    is a `YamlBoundError` at its line (PyYAML would silently keep the last value)."""
+    if not _LINED:
+        _LINED.append(_lined_loader())
+    return load_yaml(text, _LINED[0])[0]

@@ -90,7 +90,7 @@ from pydantic import (
 from rankproof._errors import ConfigError, InputError
 from rankproof._limits import shown
 from rankproof.comparison import family_cost
-from rankproof.data import YamlBoundError, load_yaml
+from rankproof.data import YamlBoundError, load_lined_yaml
 from rankproof.measures import MetricDef, families, is_set, lookup, registered, resolve
 
 Op = Literal["<=", ">=", "=="]
@@ -237,38 +237,6 @@ class ChecksFile(BaseModel):
         raise KeyError(f"no check {check_id!r}")
 
 
-# -- YAML with lines and without silently repeated keys ----------------------
-
-class _LinedDict(dict[Any, Any]):
-    """A mapping from YAML that remembers its line and each key's line."""
-
-    line: int = 0
-    key_lines: dict[Any, int]
-
-
-class _Loader(yaml.SafeLoader):
-    pass
-
-
-def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> _LinedDict:
-    loader.flatten_mapping(node)
-    out = _LinedDict()
-    out.line = node.start_mark.line + 1
-    out.key_lines = {}
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        line = key_node.start_mark.line + 1
-        if key in out.key_lines:
-            raise ConfigError(f"line {line}: key {shown(key)} repeated (first at line "
-                              f"{out.key_lines[key]}); YAML would silently keep the last")
-        out.key_lines[key] = line
-        out[key] = loader.construct_object(value_node, deep=True)
-    return out
-
-
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
 def _suggest(key: str, known: tuple[str, ...]) -> str:
     close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
@@ -295,9 +263,9 @@ def parse_checks(
 ) -> ChecksFile:
     """Validate checks from YAML text; see the module docstring for every rule."""
     try:
-        # _Loader is a SafeLoader subclass; load_yaml bounds nesting, alias
-        # expansion and integer length before anything is constructed.
-        data = load_yaml(text, _Loader)[0]
+        # Bounded (nesting, alias expansion, integer length) before anything is
+        # constructed; a repeated key is refused at its line too.
+        data = load_lined_yaml(text)
     except YamlBoundError as exc:
         where = _where(source, exc.line)
         at = f"field '{exc.field}': " if exc.field else ""

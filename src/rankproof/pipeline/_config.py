@@ -43,7 +43,7 @@ from pydantic import BaseModel, ValidationError
 
 from rankproof._errors import ConfigError
 from rankproof._limits import shown
-from rankproof.data import IRDS_PREFIX, YamlBoundError, load_yaml
+from rankproof.data import IRDS_PREFIX, YamlBoundError, load_lined_yaml
 from rankproof.pipeline._models import (
     KIND_MODELS,
     STAGE_KINDS,
@@ -109,42 +109,6 @@ class Experiment:
         return [s for s in self.order if s in seen]
 
 
-# -- YAML with lines, refusing repeated keys ------------------------------------------
-
-class _Lined(dict[Any, Any]):
-    line: int = 0
-    key_lines: dict[Any, int]
-
-
-class _Loader(yaml.SafeLoader):
-    pass
-
-
-class _Repeated(Exception):
-    def __init__(self, message: str, line: int) -> None:
-        super().__init__(message)
-        self.line = line
-
-
-def _mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> _Lined:
-    loader.flatten_mapping(node)
-    out = _Lined()
-    out.line = node.start_mark.line + 1
-    out.key_lines = {}
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        line = key_node.start_mark.line + 1
-        if key in out.key_lines:
-            raise _Repeated(f"key {shown(key)} repeated (first at line {out.key_lines[key]}); "
-                            "YAML would silently keep the last", line)
-        out.key_lines[key] = line
-        out[key] = loader.construct_object(value_node, deep=True)
-    return out
-
-
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
-
-
 class _Problems:
     def __init__(self, source: str) -> None:
         self.source = source
@@ -205,12 +169,9 @@ def parse_experiment(text: str, path: str | Path) -> Experiment:
     source = str(path)
     problems = _Problems(source)
     try:
-        data = load_yaml(text, _Loader)[0]
-    except YamlBoundError as exc:
+        data = load_lined_yaml(text)
+    except YamlBoundError as exc:  # a bound broken, or a key repeated
         problems.add(exc.line, exc.field, exc.message)
-        problems.raise_if_any()
-    except _Repeated as exc:
-        problems.add(exc.line, None, str(exc))
         problems.raise_if_any()
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
