@@ -85,7 +85,7 @@ def debug_requested() -> bool:
 def _print_error(label: str, message: str) -> None:
     console = make_console(stderr=True)
     text = plain(f"{label}: ", style="bold red")
-    text.append_text(plain(message))
+    text.append_text(plain(message, keep_newlines=True))  # our multi-line lists of problems
     console.print(text, soft_wrap=True)
 
 
