@@ -25,6 +25,17 @@ target is ≥ 3x faster than pytrec_eval's parse + evaluate (imports excluded
 for pytrec_eval). ``--start-only`` times ``rankproof --version`` and
 ``rankproof --help`` (best of 5 processes each) and nothing else; a full run
 prints those figures too.
+
+``--all-trec`` times ``-m all_trec`` (97 measures) instead: rankproof's
+library (``evaluate(qrels, run, "all_trec")`` and trec_eval's ``all`` value of
+each), the whole ``rankproof measure -m all_trec --format csv`` process, and
+pytrec_eval's every measure (``RelevanceEvaluator(qrels,
+pytrec_eval.supported_measures)`` and the same ``all`` values), side by side;
+results go to ``<out-dir>/measures-all-trec-results.json``. pytrec_eval is
+trec_eval 9.0.x, whose iprec_at_recall and 11pt_avg round recall levels to
+ranks differently from trec_eval 10: their means over all topics are shown,
+not compared; each system also reports them over the topics where both rules
+pick the same rank (``[same-rank topics]``), and those are compared.
 """
 
 from __future__ import annotations
@@ -225,12 +236,120 @@ def child_ir_measures(run_path: str, qrels_path: str, calls: int) -> dict[str, A
             "notes": ["reads the files lazily inside calc_aggregate: no separate load time"]}
 
 
+# -- -m all_trec against pytrec_eval's every measure (--all-trec) -------------------
+
+ALL_TREC_SYSTEMS = ("rankproof", "pytrec_eval", CLI)
+COUNT_NAMES = frozenset({"num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})
+GEOMETRIC_NAMES = frozenset({"gm_map", "gm_bpref"})
+NOT_MEASURES = frozenset({"runid", "num_q", "relstring"})
+IPREC_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+ROUNDING_CHANGED = {**{f"iprec_at_recall_{x:.2f}": (x,) for x in IPREC_LEVELS},
+                    "11pt_avg": IPREC_LEVELS}
+"""trec_eval 10 turns a recall level x into lround(x R) relevant documents; pytrec_eval's
+9.0.x into (long)(x R + 0.9). Their means over all topics differ by that rule alone."""
+SAME_RANK = " [same-rank topics]"
+
+
+def _same_rank(num_rel: float, levels: tuple[float, ...]) -> bool:
+    """Whether trec_eval 9.0.x and 10 pick the same rank for every level (0 counts as 1)."""
+    import math
+
+    return all(max(math.floor(x * num_rel + 0.9), 1) == max(math.floor(x * num_rel + 0.5), 1)
+               for x in levels)
+
+
+def _same_rank_means(num_rel: list[float], columns: dict[str, list[float]]) -> dict[str, float]:
+    """Means of the rounding-changed measures over the topics where both rules agree."""
+    out = {}
+    for name, levels in ROUNDING_CHANGED.items():
+        keep = [v for r, v in zip(num_rel, columns[name], strict=True) if _same_rank(r, levels)]
+        out[name + SAME_RANK] = sum(keep) / len(keep) if keep else float("nan")
+    return out
+
+
+def child_rankproof_all_trec(run_path: str, qrels_path: str, calls: int) -> dict[str, Any]:
+    t = time.perf_counter()
+    from rankproof import evaluate, read_trec_qrels, read_trec_run
+    import_s = time.perf_counter() - t
+
+    clock = _Clock()
+    qrels = read_trec_qrels(qrels_path)
+    run = read_trec_run(run_path)
+    load_s, load_cpu_s = clock.read()
+
+    def compute() -> tuple[Any, dict[str, float]]:
+        # trec_eval's "all" values: sums for counts, geometric means for gm_*.
+        pq = evaluate(qrels, run, "all_trec")
+        return pq, {m.trec_name: pq.aggregate(m) for m in pq.measures}
+
+    compute_s, compute_cpu_s, best_s, (pq, means) = _best(calls, compute)
+    by_name = {m.trec_name: m for m in pq.measures}
+    means.update(_same_rank_means(pq.column(by_name["num_rel"]).tolist(),
+                                  {n: pq.column(by_name[n]).tolist() for n in ROUNDING_CHANGED}))
+    return {"import_s": import_s, "load_s": load_s, "load_cpu_s": load_cpu_s,
+            "compute_s": compute_s, "compute_cpu_s": compute_cpu_s,
+            "compute_best_s": best_s, "means": means, "n_measures": len(pq.measures),
+            "notes": [f"evaluate(qrels, run, 'all_trec'): {len(pq.measures)} measures"]}
+
+
+def _pytrec_all_means(per_query: dict[str, dict[str, Any]], n: int) -> dict[str, float]:
+    """trec_eval's "all" line from pytrec_eval's per-topic values (``-c``: n qrels topics)."""
+    import math
+
+    names = [k for k in next(iter(per_query.values())) if k not in NOT_MEASURES]
+    missing = n - len(per_query)
+    out = {}
+    for name in names:
+        values = [v[name] for v in per_query.values()]
+        if name == "set_F":  # 0/0 is NaN here; trec_eval 10 prints 0
+            values = [0.0 if math.isnan(x) else x for x in values]
+        if name in COUNT_NAMES:
+            out[name] = float(sum(values))
+        elif name in GEOMETRIC_NAMES:  # pytrec_eval reports log(max(x, 0.00001))
+            out[name] = math.exp((sum(values) + missing * math.log(0.00001)) / n)
+        else:
+            out[name] = sum(values) / n
+    return out
+
+
+def child_pytrec_eval_all_trec(run_path: str, qrels_path: str, calls: int) -> dict[str, Any]:
+    t = time.perf_counter()
+    import pytrec_eval
+    import_s = time.perf_counter() - t
+
+    clock = _Clock()
+    with open(qrels_path) as fh:
+        qrels = pytrec_eval.parse_qrel(fh)
+    with open(run_path) as fh:
+        run = pytrec_eval.parse_run(fh)
+    load_s, load_cpu_s = clock.read()
+
+    def compute() -> tuple[dict[str, dict[str, Any]], dict[str, float]]:
+        evaluator = pytrec_eval.RelevanceEvaluator(qrels, pytrec_eval.supported_measures)
+        per_query = evaluator.evaluate(run)
+        return per_query, _pytrec_all_means(per_query, len(qrels))
+
+    compute_s, compute_cpu_s, best_s, (per_query, means) = _best(calls, compute)
+    rows = list(per_query.values())
+    means.update(_same_rank_means([r["num_rel"] for r in rows],
+                                  {n: [r[n] for r in rows] for n in ROUNDING_CHANGED}))
+    n_measures = len([k for k in rows[0] if k not in NOT_MEASURES])
+    return {"import_s": import_s, "load_s": load_s, "load_cpu_s": load_cpu_s,
+            "compute_s": compute_s, "compute_cpu_s": compute_cpu_s,
+            "compute_best_s": best_s, "means": means, "n_measures": n_measures,
+            "notes": [f"RelevanceEvaluator(qrels, supported_measures): {n_measures} per-topic "
+                      "values (and runid, num_q, relstring); trec_eval 9.0.x"]}
+
+
 CHILDREN = {"rankproof": child_rankproof, "ranx": child_ranx,
             "pytrec_eval": child_pytrec_eval, "ir_measures": child_ir_measures}
+CHILDREN_ALL_TREC = {"rankproof": child_rankproof_all_trec,
+                     "pytrec_eval": child_pytrec_eval_all_trec}
 
 
-def child_main(system: str, run_path: str, qrels_path: str, calls: int) -> None:
-    out = CHILDREN[system](run_path, qrels_path, calls)
+def child_main(system: str, run_path: str, qrels_path: str, calls: int,
+               all_trec: bool = False) -> None:
+    out = (CHILDREN_ALL_TREC if all_trec else CHILDREN)[system](run_path, qrels_path, calls)
     out["system"] = system
     out["total_s"] = (out["load_s"] or 0.0) + out["compute_s"]
     out["total_cpu_s"] = (out["load_cpu_s"] or 0.0) + out["compute_cpu_s"]
@@ -280,6 +399,24 @@ def run_cli(run_path: str, qrels_path: str) -> dict[str, Any]:
                       "(shown as total; import and load are inside it)"]}
 
 
+def run_cli_all_trec(run_path: str, qrels_path: str) -> dict[str, Any]:
+    """``rankproof measure -m all_trec`` as one process; means keyed by trec_eval name."""
+    import csv
+
+    from rankproof.measures import parse
+
+    argv = [*_cli(), "measure", qrels_path, run_path, "-m", "all_trec", "--format", "csv"]
+    wall, cpu, peak, text = _timed_process(argv)
+    means = {parse(row["measure"]).trec_name: float(row["value"])
+             for row in csv.DictReader(text.splitlines())}
+    return {"system": CLI, "import_s": None, "load_s": None, "load_cpu_s": None,
+            "compute_s": wall, "compute_cpu_s": cpu, "compute_best_s": None,
+            "total_s": wall, "total_cpu_s": cpu, "with_import_s": wall, "peak_mib": peak,
+            "means": means, "n_measures": len(means),
+            "notes": [f"whole process: rankproof measure -m all_trec --format csv "
+                      f"({len(means)} measures printed)"]}
+
+
 def cli_start(repeat: int = 5) -> dict[str, float]:
     """Best-of-``repeat`` wall seconds of ``rankproof --version`` and ``rankproof --help``."""
     out = {}
@@ -311,14 +448,17 @@ def aggregate(samples: list[dict[str, Any]]) -> dict[str, Any]:
     return best
 
 
-def check_agreement(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def check_agreement(results: dict[str, dict[str, Any]],
+                    skip: dict[str, frozenset[str]] | None = None) -> list[dict[str, Any]]:
+    """Every mean two systems share, against rankproof's; ``skip``: system -> names not
+    compared (a definition that differs by design)."""
     ours = results["rankproof"]["means"]
     rows = []
     for system, res in results.items():
         if system == "rankproof":
             continue
         for key, value in res["means"].items():
-            if key not in ours:
+            if key not in ours or key in (skip or {}).get(system, ()):
                 continue
             diff = abs(value - ours[key])
             rows.append({"system": system, "measure": key, "theirs": value,
@@ -333,8 +473,10 @@ def render(results: dict[str, dict[str, Any]], agreement: list[dict[str, Any]],
     head = (f"{'system':<12} {'import s':>8} {'warm-up s':>9} {'load s':>7} {'compute s':>9} "
             f"{'total s':>8} {'CPU s':>6} {'peak MiB':>9} {'total x':>8} {'CPU x':>6} "
             f"{'compute x':>9} {'mem x':>6}")
+    which = "-m all_trec" if info.get("measure_set") == "all_trec" else "four measures"
     lines = [
-        f"rankproof measures benchmark: {info['topics']} topics x {info['depth']} docs "
+        f"rankproof measures benchmark ({which}): "
+        f"{info['topics']} topics x {info['depth']} docs "
         f"({info['run_lines']:,} run lines), seed {info['seed']}, best of {info['repeat']} "
         f"process(es); compute-alone = best of {info['compute_repeat']} calls",
         f"machine: {info['cpus']} CPUs, load average at start {info['load_start']}, "
@@ -369,10 +511,11 @@ def render(results: dict[str, dict[str, Any]], agreement: list[dict[str, Any]],
             lines.append(f"WARNING: {a['system']} {a['measure']} = {a['theirs']:.6f}, "
                          f"rankproof = {a['rankproof']:.6f} (diff {a['abs_diff']:.2e})")
     else:
-        lines.append(f"agreement: every system matches rankproof to 4 decimals on "
-                     f"{', '.join(checked)}")
-    means = ours["means"]
-    lines.append("means: " + ", ".join(f"{k} {v:.4f}" for k, v in means.items()))
+        shown = ", ".join(checked) if len(checked) <= 12 else f"{len(checked)} means"
+        lines.append(f"agreement: every system matches rankproof to 4 decimals on {shown}")
+    means = list(ours["means"].items())
+    more = f", … ({len(means)} in all: see the JSON)" if len(means) > 12 else ""
+    lines.append("means: " + ", ".join(f"{k} {v:.4f}" for k, v in means[:12]) + more)
     start = info.get("cli_start")
     if start:
         lines.append(f"CLI start (best of {info['cli_start_repeat']} processes): "
@@ -418,6 +561,29 @@ def targets(results: dict[str, dict[str, Any]]) -> dict[str, str]:
     return out
 
 
+def targets_all_trec(results: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """-m all_trec: the library and the whole CLI process against pytrec_eval's every measure."""
+    out: dict[str, str] = {}
+    if "pytrec_eval" not in results:
+        return out
+    peer = results["pytrec_eval"]
+    goal = TARGETS["cli_whole_process_vs_pytrec_eval"]
+    for system, label in (("rankproof", "all_trec_library_vs_pytrec_eval"),
+                          (CLI, "all_trec_cli_whole_process_vs_pytrec_eval")):
+        if system not in results:
+            continue
+        ours = results[system]
+        r = peer["total_s"] / ours["total_s"]
+        cpu = peer["total_cpu_s"] / ours["total_cpu_s"]
+        out[label] = (f"{'MET' if r >= goal else 'NOT MET'} ({r:.1f}x wall, {cpu:.1f}x CPU: "
+                      f"{system} {ours['total_s']:.2f} s vs pytrec_eval parse + evaluate "
+                      f"{peer['total_s']:.2f} s; goal {goal:.0f}x)")
+    if results["rankproof"].get("compute_alone_s") and peer.get("compute_alone_s"):
+        r = peer["compute_alone_s"] / results["rankproof"]["compute_alone_s"]
+        out["all_trec_compute_alone_vs_pytrec_eval"] = f"{r:.1f}x (no goal)"
+    return out
+
+
 def _load_average() -> str:
     try:
         return " ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -441,13 +607,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="fresh processes per system; the best total is kept")
     parser.add_argument("--compute-repeat", type=int, default=3,
                         help="evaluate calls per process for the compute-alone figure")
+    parser.add_argument("--all-trec", action="store_true",
+                        help="-m all_trec against pytrec_eval's every measure (systems: "
+                             "rankproof, pytrec_eval, rankproof-cli)")
     parser.add_argument("--child", choices=SYSTEMS, help=argparse.SUPPRESS)
     parser.add_argument("--run", help=argparse.SUPPRESS)
     parser.add_argument("--qrels", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     if args.child:
-        child_main(args.child, args.run, args.qrels, args.compute_repeat)
+        child_main(args.child, args.run, args.qrels, args.compute_repeat, args.all_trec)
         return 0
     if args.start_only:
         start = cli_start()
@@ -463,6 +632,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {paths.run} and {paths.qrels} in {time.perf_counter() - t:.1f} s",
               file=sys.stderr)
     systems = ["rankproof", *[s for s in args.systems if s != "rankproof"]]
+    if args.all_trec:
+        systems = [s for s in systems if s in ALL_TREC_SYSTEMS]
     load_start = _load_average()
     samples: dict[str, list[dict[str, Any]]] = {s: [] for s in systems}
     script = str(Path(__file__).resolve())
@@ -471,13 +642,18 @@ def main(argv: list[str] | None = None) -> int:
         for system in systems:
             print(f"[{rep + 1}/{args.repeat}] {system} ...", file=sys.stderr, flush=True)
             if system == CLI:
-                samples[system].append(run_cli(str(paths.run), str(paths.qrels)))
+                cli = run_cli_all_trec if args.all_trec else run_cli
+                samples[system].append(cli(str(paths.run), str(paths.qrels)))
                 continue
             samples[system].append(run_child(
                 [script, "--child", system, "--run", str(paths.run), "--qrels",
-                 str(paths.qrels), "--compute-repeat", str(args.compute_repeat)]))
+                 str(paths.qrels), "--compute-repeat", str(args.compute_repeat),
+                 *(["--all-trec"] if args.all_trec else [])]))
     results = {s: aggregate(v) for s, v in samples.items()}
-    agreement = check_agreement(results)
+    # pytrec_eval is trec_eval 9.0.x: its iprec_at_recall / 11pt_avg round recall
+    # levels differently (ROUNDING_CHANGED); compared on the same-rank topics instead.
+    skip = {"pytrec_eval": frozenset(ROUNDING_CHANGED)} if args.all_trec else None
+    agreement = check_agreement(results, skip)
     info: dict[str, Any] = {
         "topics": args.topics, "depth": args.depth, "docs": args.docs, "seed": args.seed,
         "run_file": str(paths.run), "qrels_file": str(paths.qrels),
@@ -485,13 +661,15 @@ def main(argv: list[str] | None = None) -> int:
         "compute_repeat": args.compute_repeat, "cpus": os.cpu_count(),
         "load_start": load_start, "load_end": _load_average(),
         "python": platform.python_version(), "platform": platform.platform(),
+        "measure_set": "all_trec" if args.all_trec else "four",
     }
-    info["cli_start"] = cli_start() if CLI in systems else None
+    info["cli_start"] = cli_start() if CLI in systems and not args.all_trec else None
     info["cli_start_repeat"] = 5
-    info["targets"] = targets(results)
+    info["targets"] = targets_all_trec(results) if args.all_trec else targets(results)
     print(render(results, agreement, info))
     payload = {
-        "info": info, "measures": list(MEASURES), "results": results,
+        "info": info, "measures": ["all_trec"] if args.all_trec else list(MEASURES),
+        "results": results,
         "ratios": {s: {"total": _ratio(r["total_s"], results["rankproof"]["total_s"]),
                        "total_cpu": _ratio(r["total_cpu_s"], results["rankproof"]["total_cpu_s"]),
                        "compute_alone": _ratio(r["compute_alone_s"],
@@ -500,7 +678,8 @@ def main(argv: list[str] | None = None) -> int:
                    for s, r in results.items()},
         "agreement": agreement,
     }
-    out = args.out_dir / "measures-results.json"
+    out = args.out_dir / ("measures-all-trec-results.json" if args.all_trec
+                          else "measures-results.json")
     tmp = out.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(payload, indent=2) + "\n")
     tmp.replace(out)

@@ -85,11 +85,15 @@ def test_import_rankproof_is_cheap() -> None:
 def test_the_metric_namespace_is_pinned() -> None:
     """One namespace, one registry: `register_metric` and `lookup` live in measures only."""
     assert rankproof.measures.__all__ == [
-        "DEFAULT_MEASURES", "TREC_HEADER_LINES", "TREC_PRINT_ORDER", "TREC_SETS", "CrossCheck",
-        "Family", "Measure", "MetricDef", "PerQuery", "RunCrossCheck", "TopicPolicy",
-        "cross_check", "evaluate", "expand_set", "families", "family", "is_set", "lookup",
-        "parse", "parse_many", "polarity", "register_aggregate", "register_metric",
-        "registered", "resolve", "resolve_measures",
+        "DEFAULT_MEASURES", "JG_MEASURES", "PREFS_MEASURES", "TREC_EVAL_MEASURES",
+        "TREC_EVAL_NICKNAMES", "TREC_HEADER_LINES", "TREC_PRINT_ORDER", "TREC_SETS",
+        "CrossCheck", "Family", "Measure", "MetricDef", "PerQuery", "RunCrossCheck",
+        "TopicPolicy", "TrecColumn", "TrecEvalMeasure", "TrecMeasureError", "TrecSelection",
+        "closest_names", "cross_check", "evaluate", "expand_set", "families", "family",
+        "is_set", "jg_values", "lookup", "parse", "parse_many", "polarity", "prefs_values",
+        "register_aggregate", "register_metric", "registered", "rel_format_of", "relstrings",
+        "resolve", "resolve_measures", "select_trec_eval", "split_measure_list",
+        "trec_eval_run", "trec_missing",
     ]
     for name in SUBPACKAGES:
         if name != "measures":

@@ -274,7 +274,9 @@ def test_load_checks_reports_a_missing_file(tmp_path: Path) -> None:
 
 # -- trec_eval's named sets ----------------------------------------------------
 
-OFFICIAL = ("NumRet", "NumRel", "NumRelRet", "AP", "Rprec", "Bpref", "RR",
+OFFICIAL = ("NumRet", "NumRel", "NumRelRet", "AP", "GMAP", "Rprec", "Bpref", "RR",
+            *(f"IPrec@{x}" for x in ("0", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7",
+                                     "0.8", "0.9", "1")),
             "P@5", "P@10", "P@15", "P@20", "P@30", "P@100", "P@200", "P@500", "P@1000")
 
 
@@ -303,7 +305,7 @@ def test_a_baseline_check_on_a_set_becomes_one_check_per_member() -> None:
 def test_a_threshold_check_on_a_set_is_refused() -> None:
     refused(one("id: floor\nmetric: official\nop: '>='\nthreshold: 0.5"),
             "checks.yaml, line 3: check 'floor': field 'metric': 'official' is trec_eval's set "
-            "of 16 measures, and one threshold cannot apply to all of them; name one measure "
+            "of 28 measures, and one threshold cannot apply to all of them; name one measure "
             "per threshold check (e.g. P@1000), or use vs_baseline, which accepts a set")
 
 

@@ -11,19 +11,42 @@ from rankproof.measures import Measure, families, family, parse, parse_many
 _TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
 
+_FLOATS = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False) | st.integers(-100, 100)
+
+
+def _param_value(draw: st.DrawFn, kind: str, length: int | None) -> object:
+    if kind == "float":
+        return draw(_FLOATS)
+    if kind == "floats":
+        n = length if length is not None else draw(st.integers(1, 6))
+        return draw(st.lists(_FLOATS, min_size=n, max_size=n))
+    return draw(st.dictionaries(st.integers(-2, 6), _FLOATS, min_size=1, max_size=5))
+
+
 @st.composite
 def measures(draw: st.DrawFn) -> Measure:
     fam = draw(st.sampled_from(families()))
-    cutoff: int | None
+    if fam.cutoff_kind == "float":
+        k_st: st.SearchStrategy[object] = st.floats(0.0, 1.0) | st.sampled_from((0, 1))
+    else:
+        k_st = st.integers(1, 10_000)
+    cutoff: object
     if fam.cutoff == "required":
-        cutoff = draw(st.integers(1, 10_000))
+        cutoff = draw(k_st)
     elif fam.cutoff == "optional":
-        cutoff = draw(st.none() | st.integers(1, 10_000))
+        cutoff = draw(st.none() | k_st)
     else:
         cutoff = None
     rel = draw(st.none() | st.integers(-3, 10)) if "rel" in fam.params else None
     gain = draw(st.sampled_from((None, "exp"))) if "gain" in fam.params else None
-    return Measure(fam.name, cutoff=cutoff, rel=rel, gain=gain)
+    params: dict[str, object] = {}
+    for name, spec in fam.params.items():
+        if spec.kind in ("rel", "gain") or (name == "gains" and gain is not None):
+            continue
+        if draw(st.booleans()):
+            params[name] = _param_value(draw, spec.kind, spec.length)
+    return Measure(fam.name, cutoff=cutoff, rel=rel, gain=gain,  # type: ignore[arg-type]
+                   params=params)  # type: ignore[arg-type]
 
 
 @settings(derandomize=True, max_examples=300, deadline=None)
@@ -85,6 +108,51 @@ def test_every_family_is_reachable_by_its_aliases() -> None:
     ("num_rel", "NumRel"),
     ("num_rel_ret", "NumRelRet"),
     ("P.23.4", "P@23"),  # trec_eval truncates cutoffs like atol
+    # float and list parameters (ir_measures' spellings, trec_eval's forms)
+    ("IPrec@0.1", "IPrec@0.1"),
+    ("IPrec@0.10", "IPrec@0.1"),
+    ("iprec_at_recall_0.10", "IPrec@0.1"),
+    ("iprec_at_recall.0.1", "IPrec@0.1"),
+    ("iprec_at_recall..1", "IPrec@0.1"),
+    ("iprec_at_recall@0.1", "IPrec@0.1"),
+    ("IPrec@1.0", "IPrec@1"),
+    ("Rprec_mult.0.2", "Rprec(mult=0.2)"),
+    ("Rprec_mult_0.20", "Rprec(mult=0.2)"),
+    ("Rprec(mult=2.0)", "Rprec(mult=2)"),
+    ("utility.2,-1,0,0", "Utility(a=2,b=-1,c=0,d=0)"),
+    ("utility_2,-1,0,0", "Utility(a=2,b=-1,c=0,d=0)"),
+    ("utility", "Utility"),
+    ("Utility(b=-2.5)", "Utility(b=-2.5)"),
+    ("11pt_avg", "IPrecAvg"),
+    ("11pt_avg..25,.5,.75", "IPrecAvg(levels=[0.25,0.5,0.75])"),
+    ("IPrecAvg(levels=[0.2, 0.5,0.8])", "IPrecAvg(levels=[0.2,0.5,0.8])"),
+    ("nDCG(gains={0:0,1:1,2:3})@10", "nDCG(gains={0:0,1:1,2:3})@10"),
+    ("nDCG(gains={2:3, 0:0,1:1})@10", "nDCG(gains={0:0,1:1,2:3})@10"),
+    ("ndcg.1=3,2=9,4=4.5", "nDCG(gains={1:3,2:9,4:4.5})"),
+    ("ndcg_1=3,2=9,4=4.5", "nDCG(gains={1:3,2:9,4:4.5})"),
+    ("set_F", "SetF"),
+    ("set_F.0.5", "SetF(beta=0.5)"),
+    ("SetF(beta=0.5)", "SetF(beta=0.5)"),
+    ("set_P", "SetP"),
+    ("set_recall", "SetR"),
+    ("set_relative_P", "SetRelP"),
+    ("set_map", "SetAP"),
+    ("gm_map", "GMAP"),
+    ("gm_bpref", "GMBpref"),
+    ("num_nonrel_judged_ret", "NumNonRelJudgedRet"),
+    ("relative_P.5", "RelP@5"),
+    ("relative_P_5", "RelP@5"),
+    ("rbp.p=0.8", "RBP(p=0.8)"),
+    ("rbp_p=0.8", "RBP(p=0.8)"),
+    ("RBP(p=0.95)", "RBP(p=0.95)"),
+    ("rbp_resid", "RBPResid"),
+    ("unj.10", "Unjudged@10"),
+    ("unj_20", "Unjudged@20"),
+    ("infAP", "InfAP"),
+    ("binG", "BinG"),
+    ("G", "G"),
+    ("ndcg_rel", "NDCGRel"),
+    ("Rndcg", "RnDCG"),
     # lower-case aliases
     ("ndcg@10", "nDCG@10"),
     ("mrr@10", "RR@10"),
@@ -114,6 +182,16 @@ def test_accepted_spellings(spelling: str, canonical: str) -> None:
     ("ndcg_cut", tuple(f"nDCG@{k}" for k in _TREC_CUTOFFS)),
     ("map_cut", tuple(f"AP@{k}" for k in _TREC_CUTOFFS)),
     ("success", ("Success@1", "Success@5", "Success@10")),
+    ("iprec_at_recall..10,.20,.25,.75,.50",
+     ("IPrec@0.1", "IPrec@0.2", "IPrec@0.25", "IPrec@0.75", "IPrec@0.5")),
+    ("iprec_at_recall", tuple(f"IPrec@{x}" for x in
+                              ("0", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8",
+                               "0.9", "1"))),
+    ("Rprec_mult.5.0,0.2,0.35", ("Rprec(mult=5)", "Rprec(mult=0.2)", "Rprec(mult=0.35)")),
+    ("Rprec_mult", tuple(f"Rprec(mult={x})" for x in
+                         ("0.2", "0.4", "0.6", "0.8", "1", "1.2", "1.4", "1.6", "1.8", "2"))),
+    ("relative_P", tuple(f"RelP@{k}" for k in _TREC_CUTOFFS)),
+    ("utility.2,-1,0,0", ("Utility(a=2,b=-1,c=0,d=0)",)),
     ("map", ("AP",)),
     ("ndcg", ("nDCG",)),
 ])
@@ -126,7 +204,7 @@ def test_parse_many_expands_trec_eval_lists_and_defaults(
 @pytest.mark.parametrize(("spelling", "message"), [
     ("", "empty measure name"),
     ("   ", "empty measure name"),
-    ("foo@10", "unknown measure 'foo'; known families: AP, Bpref"),
+    ("foo@10", "unknown measure 'foo'"),
     ("P", "P needs a cutoff, e.g. P@10"),
     ("Success", "Success needs a cutoff"),
     ("Judged", "Judged needs a cutoff"),
@@ -155,7 +233,23 @@ def test_parse_many_expands_trec_eval_lists_and_defaults(
     ("AP@", "cannot parse measure"),
     ("P @10", "cannot parse measure"),
     ("P.", "cannot parse measure"),
-    ("iprec_at_recall.0.1", "cannot parse measure"),
+    ("iprec_at_recall", "'iprec_at_recall' names 11 measures"),
+    ("Rprec_mult", "'Rprec_mult' names 10 measures (trec_eval's default parameters)"),
+    ("IPrec@1.5", "cutoff must be a recall level in [0, 1], got 1.5"),
+    ("IPrec@x", "cutoff must be a number, got 'x'"),
+    ("Rprec(mult=x)", "mult must be a number, got 'x'"),
+    ("Rprec(mult=inf)", "mult must be finite"),
+    ("IPrecAvg(levels=0.5)", "levels must be a list like [0.2,0.5]"),
+    ("IPrecAvg(levels=[])", "levels needs at least one value"),
+    ("nDCG(gains=[1])", "gain must be one of"),
+    ("nDCG(gains={x:1})", "label 'x' is not an integer"),
+    ("nDCG(gains={1})", "'1' is not label:gain"),
+    ("nDCG(gain=exp,gains={1:2})", "give gain= or gains=, not both"),
+    ("utility.1,2", "utility takes 4 values (a,b,c,d), got 2"),
+    ("ndcg.1", "'1' is not label=gain"),
+    ("Rprec_mult.0.2,0.4", "'Rprec_mult.0.2,0.4' names 2 measures; use parse_many"),
+    ("Utility(e=1)", "unknown parameter 'e' (allowed: a, b, c, d, rel)"),
+    ("rbp.q=1", "'rbp.q=1': 'q=1' is not one of p="),
     ("P.5,10", "'P.5,10' names 2 measures; use parse_many"),
     ("map_cut", "'map_cut' names 9 measures (trec_eval's default cutoffs); use parse_many"),
     ("ndcg_cut", "'ndcg_cut' names 9 measures"),

@@ -22,8 +22,8 @@ def test_short_reprs() -> None:
     pq = evaluate(QRELS, RUN, ["nDCG@10", "RR"])
     assert repr(pq) == "PerQuery('bm25', 3 topics × 2 measures: nDCG@10, RR)"
     many = evaluate(QRELS, RUN, "official")
-    assert repr(many) == ("PerQuery('bm25', 3 topics × 16 measures: NumRet, NumRel, NumRelRet, "
-                          "AP, Rprec, Bpref and 10 more)")
+    assert repr(many) == ("PerQuery('bm25', 3 topics × 28 measures: NumRet, NumRel, NumRelRet, "
+                          "AP, GMAP, Rprec and 22 more)")
 
 
 def test_thousands_are_grouped_in_reprs() -> None:

@@ -36,11 +36,11 @@ CASES = [
 # trec_eval measures printed in the expected outputs above that rankproof does not
 # implement (yet). Shrink this list as measures land; never grow it silently.
 NOT_IMPLEMENTED = {
-    "11pt_avg", "11pt_avg_.25,.5,.75", "G", "Rndcg", "binG", "gm_bpref", "gm_map", "infAP",
-    "iprec_at_recall", "ndcg_1=3,2=9,4=4.5", "ndcg_rel", "relstring_20",
-    "num_nonrel_judged_ret", "rbp", "rbp_resid", "relative_P", "relstring", "Rprec_mult",
-    "set_F", "set_P", "set_map", "set_recall", "set_relative_P", "unj", "utility",
-    "utility_2,-1,0,0",
+    "infAP", "relstring_20", "relstring",
+    # implemented, but trec_eval echoes the parameter list as typed (".25"), where
+    # `rankproof measure` prints the canonical numbers ("0.25"): the drop-in
+    # `rankproof trec_eval` echoes it as typed.
+    "11pt_avg_.25,.5,.75",
 }
 _PREFIXED = ("iprec_at_recall_", "Rprec_mult_", "relative_P_", "unj_")
 
@@ -88,9 +88,7 @@ def _implemented_specs(opts: list[str]) -> list[str]:
         if tok == "-m":
             spec = opts[j + 1]
             family = spec.split(".")[0]
-            if family in {"iprec_at_recall", "Rprec_mult", "utility", "11pt_avg", "relstring"} or (
-                family == "ndcg" and "=" in spec
-            ):
+            if family in {"11pt_avg", "relstring"}:
                 skip = True
                 continue
         out.append(tok)
@@ -112,7 +110,8 @@ def test_trec_eval_quicktest(trec_eval_tests: Path, expected: str, trec_args: st
     want_all = (trec_eval_tests / expected).read_text().splitlines()
     want = [line for line in want_all if line.split("\t")[0].strip() in our_names]
     assert ours == want
-    missing = {_family(line.split("\t")[0].strip()) for line in want_all} - our_names
+    missing = {_family(name) for name in (line.split("\t")[0].strip() for line in want_all)
+               if name not in our_names}
     assert missing <= NOT_IMPLEMENTED, f"newly unmatched measures: {missing - NOT_IMPLEMENTED}"
     # Every expected line of a measure we print was compared: nothing implemented is skipped.
     assert len(want) == len(ours)

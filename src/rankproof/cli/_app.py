@@ -38,6 +38,8 @@ EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "measure": ("measure", "Evaluate runs against judgments, exactly as trec_eval does."),
+    "trec_eval": ("trec_eval", "trec_eval 10's command line, output and exit codes (a drop-in "
+                               "for the binary)."),
     "compare": ("compare", "Is each candidate better, worse, or not detectably different from "
                            "the baseline?"),
     "fuse": ("fuse", "Fuse runs by rank (RRF, ISR, RBC, Borda) or by score (CombSUM, …) and "

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from rankproof._errors import InputError
 from rankproof.cli._app import EXIT_FAILED, app, error_boundary, print_note
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import (
@@ -38,6 +39,9 @@ from rankproof.measures import (
     evaluate,
     is_set,
     parse_many,
+    select_trec_eval,
+    split_measure_list,
+    trec_eval_run,
 )
 from rankproof.report import records, table
 from rankproof.report.console import make_console, print_table
@@ -61,26 +65,86 @@ def select_measures(specs: list[str] | None, fmt: str) -> tuple[tuple[Measure, .
     """Resolve ``-m`` options and whether to print trec_eval's ``runid``/``num_q`` lines.
 
     The measures parser expands trec_eval's lists and sets (``P.5,10``,
-    ``official``); here only the header lines are decided: trec_eval prints
-    them for a set, or when ``runid``/``num_q`` is asked for by name.
+    ``official``); a comma list of whole measures (``nDCG@10,RR@10``) is split
+    first (`split_measure_list` keeps ``P.5,10`` whole). Here the header lines
+    are decided (trec_eval prints them for a set, or when ``runid``/``num_q``
+    is asked for by name), and two notes are printed, never silently skipped:
+    a trec_eval set whose members rankproof does not all implement names the
+    ones left out, and a parameter spelled another way (``dcg=exp-log2``) is
+    shown in its canonical form once.
     """
     if not specs:
-        if fmt == "trec":
-            return parse_many("official"), True
-        specs = list(DEFAULT_MEASURES)
+        specs = ["official"] if fmt == "trec" else list(DEFAULT_MEASURES)
     header = False
     out: list[Measure] = []
     for spec in specs:
-        for token in filter(None, (t.strip() for t in spec.split(" "))):
-            if token in TREC_HEADER_LINES:
-                header = True
-                continue
-            header = header or is_set(token)
-            out.extend(m for m in parse_many(token) if m not in out)
+        for word in filter(None, (t.strip() for t in spec.split(" "))):
+            for token in split_measure_list(word, _parses):
+                if token in TREC_HEADER_LINES:
+                    header = True
+                    continue
+                header = header or is_set(token)
+                made = parse_many(token)
+                out.extend(m for m in made if m not in out)
+                _note_spelling(token, made)
     if not out:
         raise typer.BadParameter("no measures selected (runid and num_q are not measures)",
                                  param_hint="'-m'")
     return tuple(out), header
+
+
+def _parses(text: str) -> bool:
+    if text in TREC_HEADER_LINES:
+        return True
+    try:
+        parse_many(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _note_spelling(token: str, made: tuple[Measure, ...]) -> None:
+    """Say what a set leaves out, and how a renamed parameter is written canonically."""
+    if is_set(token):
+        covered = set(made)
+        gap = list(dict.fromkeys(
+            c.family for c in select_trec_eval([token]).columns
+            if c.style != "header" and (c.measure is None or c.measure not in covered)))
+        if gap:
+            print_note(f"{token}: trec_eval 10 also prints {', '.join(gap)}, which rankproof "
+                       "does not implement yet; left out of this output")
+        return
+    if len(made) == 1 and "(" in token and str(made[0]) != token.replace(" ", ""):
+        print_note(f"{token!r} is written {str(made[0])!r} in rankproof's canonical form "
+                   "(the output shows that name)")
+
+
+def _trec_eval_runs(qrels: Qrels, runs: list[Run], max_retrieved: int | None,
+                    judged_only: bool) -> list[Run]:
+    """Apply trec_eval's -M and -J to every run (refusing a run they leave empty)."""
+    if max_retrieved is None and not judged_only:
+        return runs
+    out = []
+    for run in runs:
+        kept = trec_eval_run(run, qrels, max_retrieved=max_retrieved, judged_only=judged_only)
+        if kept is None:
+            raise InputError(f"no document of run {run.name!r} is left to evaluate after "
+                             f"{'-M' if max_retrieved is not None else ''}"
+                             f"{' and ' if max_retrieved is not None and judged_only else ''}"
+                             f"{'-J' if judged_only else ''}", path=run.source)
+        out.append(kept)
+    return out
+
+
+def _retrieval_notes(max_retrieved: int | None, judged_only: bool) -> tuple[str, ...]:
+    notes = []
+    if max_retrieved is not None:
+        notes.append(f"only the first {max_retrieved} documents of each topic were evaluated "
+                     "(-M, trec_eval's rank order)")
+    if judged_only:
+        notes.append("unjudged documents were removed before evaluating (-J): measures over "
+                     "judged documents only, not comparable with ordinary ones")
+    return tuple(notes)
 
 
 @app.command()
@@ -110,18 +174,39 @@ def measure(
              "ir-measures, else pytrec-eval, else recorded as unavailable."),
     tolerance: float = typer.Option(1e-4, "--tolerance", metavar="X", min=0.0,
                                     help="Largest |difference| --cross-check accepts."),
+    complete: bool = typer.Option(
+        False, "-c", help="trec_eval's -c: every qrels topic counts (rankproof's default; "
+                          "--topics complete)."),
+    max_retrieved: int | None = typer.Option(
+        None, "-M", "--max-retrieved", metavar="N", min=0,
+        help="Evaluate only the first N documents of each topic (trec_eval -M)."),
+    judged_only: bool = typer.Option(
+        False, "-J", "--judged-only",
+        help="Remove unjudged documents before evaluating (trec_eval -J; rarely wise)."),
+    no_summary: bool = typer.Option(
+        False, "-n", "--no-summary",
+        help="With --format trec: per-topic lines only, no 'all' lines (trec_eval -n)."),
 ) -> None:
     """Evaluate runs against judgments, exactly as trec_eval does."""
     guard_outputs([(output, "rankproof.measure")], [qrels, *runs], force=force)
     fmt = str(fmt)
+    if complete and str(topics) != "complete":
+        raise typer.BadParameter(f"-c means --topics complete, but --topics {topics} is given",
+                                 param_hint="'-c'")
+    if no_summary and fmt != "trec":
+        raise typer.BadParameter("-n (no summary lines) applies to --format trec",
+                                 param_hint="'-n'")
     selected, header = select_measures(measures, fmt)
     qrels_obj, loaded = load_runs(qrels, runs, names=names, dedupe=dedupe,
                                   allow_extra_columns=allow_extra_columns)
     assert qrels_obj is not None
+    loaded = _trec_eval_runs(qrels_obj, loaded, max_retrieved, judged_only)
+    extra_notes = _retrieval_notes(max_retrieved, judged_only)
     results: list[PerQuery] = [
-        evaluate(qrels_obj, run, selected, rel_level=rel_level,
-                 topics=str(topics), order=str(order))  # type: ignore[arg-type]
-        for run in loaded]
+        dataclasses.replace(pq, notes=pq.notes + extra_notes) if extra_notes else pq
+        for pq in (evaluate(qrels_obj, run, selected, rel_level=rel_level,
+                            topics=str(topics), order=str(order))  # type: ignore[arg-type]
+                   for run in loaded)]
     for pq in results:
         for caveat in table.caveats(pq):
             print_note(caveat, about=pq.run_name)
@@ -142,7 +227,8 @@ def measure(
         results = [dataclasses.replace(pq, qrels_digest=digest) for pq in results]
     if fmt == "trec":
         text = "".join(line + "\n" for pq in results
-                       for line in trec_lines(pq, per_query=per_query, header=header))
+                       for line in trec_lines(pq, per_query=per_query or no_summary,
+                                              header=header, summary=not no_summary))
     elif fmt == "table":
         text = table.render_text(table.per_query_tables(results) if per_query
                                  else [table.means_table(results)])

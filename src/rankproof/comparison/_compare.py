@@ -38,7 +38,7 @@ JUDGED_DEFAULT_DEPTH = 100  # measures without a cutoff look deep: Judged@100 st
 
 def judged_measure(m: Measure) -> Measure:
     """The Judged@k that says how much of what ``m`` looks at was ever judged."""
-    return Measure("Judged", cutoff=m.cutoff or JUDGED_DEFAULT_DEPTH)
+    return Measure("Judged", cutoff=m.depth or JUDGED_DEFAULT_DEPTH)
 
 
 def _name_runs(runs: Mapping[str, Any] | Sequence[Run]) -> dict[str, Run]:

@@ -54,7 +54,16 @@ from rankproof.data._model import Dedupe, Qrels, Run
 from rankproof.data._msmarco import read_msmarco_run, write_msmarco_run
 from rankproof.data._order import Order, RankedOrder, ranked_order, tie_keys, top_k
 from rankproof.data._parquet import is_parquet, read_parquet_run, write_parquet_run
+from rankproof.data._prefs import (
+    PrefJudgment,
+    Prefs,
+    QrelsJG,
+    read_prefs,
+    read_qrels_jg,
+    read_qrels_prefs,
+)
 from rankproof.data._strings import arrow_indices, to_numpy, to_numpy_filled
+from rankproof.data._subtopics import SubtopicQrels, read_subtopic_qrels
 from rankproof.data._text import STDIN, ExtraColumns, Input, default_run_name
 from rankproof.data._trec import (
     QrelsRows,
@@ -77,10 +86,14 @@ __all__ = [
     "Input",
     "LinedDict",
     "Order",
+    "PrefJudgment",
+    "Prefs",
     "Qrels",
+    "QrelsJG",
     "QrelsRows",
     "RankedOrder",
     "Run",
+    "SubtopicQrels",
     "YamlBoundError",
     "arrow_indices",
     "as_qrels",
@@ -117,7 +130,11 @@ __all__ = [
     "read_model",
     "read_msmarco_run",
     "read_parquet_run",
+    "read_prefs",
+    "read_qrels_jg",
+    "read_qrels_prefs",
     "read_qrels_rows",
+    "read_subtopic_qrels",
     "read_trec_qrels",
     "read_trec_run",
     "run_from_arrow",

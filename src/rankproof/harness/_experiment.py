@@ -313,7 +313,7 @@ def _restrict(run: Run, topics: set[str]) -> Run:
 
 
 def _chunk_depth(inputs: EvalInputs, config: EvalConfig) -> int:
-    cutoffs = [m.cutoff or 0 for m in resolve_measures(config.measures)]
+    cutoffs = [m.depth or 0 for m in resolve_measures(config.measures)]
     depth = max(config.depth, *cutoffs)
     if inputs.granularity == "document":
         per_doc = math.ceil(len(inputs.corpus.chunks) / max(1, len(inputs.corpus.documents)))
@@ -390,7 +390,7 @@ def run_experiment(inputs: EvalInputs, config: EvalConfig,
         run = out.run
         if inputs.granularity == "document":
             run = collapse_to_documents(run, chunk_doc, limit=max(
-                config.depth, *(m.cutoff or 0 for m in resolve_measures(config.measures))))
+                config.depth, *(m.depth or 0 for m in resolve_measures(config.measures))))
         runs[stage.name] = run
 
     measures = resolve_measures(config.measures)

@@ -14,7 +14,16 @@ from rankproof.measures._crosscheck import CrossCheck, RunCrossCheck, cross_chec
 from rankproof.measures._evaluate import DEFAULT_MEASURES, evaluate, resolve_measures
 from rankproof.measures._families import TREC_PRINT_ORDER, Family, families, family
 from rankproof.measures._measure import Measure, expand_set, parse, parse_many
+from rankproof.measures._names import (
+    TREC_EVAL_MEASURES,
+    TREC_EVAL_NICKNAMES,
+    TrecEvalMeasure,
+    closest_names,
+    split_measure_list,
+    trec_missing,
+)
 from rankproof.measures._perquery import PerQuery, TopicPolicy
+from rankproof.measures._prefs import JG_MEASURES, PREFS_MEASURES, jg_values, prefs_values
 from rankproof.measures._registry import (
     MetricDef,
     is_set,
@@ -26,9 +35,22 @@ from rankproof.measures._registry import (
     resolve,
 )
 from rankproof.measures._sets import TREC_HEADER_LINES, TREC_SETS
+from rankproof.measures._treceval import (
+    TrecColumn,
+    TrecMeasureError,
+    TrecSelection,
+    rel_format_of,
+    relstrings,
+    select_trec_eval,
+    trec_eval_run,
+)
 
 __all__ = [
     "DEFAULT_MEASURES",
+    "JG_MEASURES",
+    "PREFS_MEASURES",
+    "TREC_EVAL_MEASURES",
+    "TREC_EVAL_NICKNAMES",
     "TREC_HEADER_LINES",
     "TREC_PRINT_ORDER",
     "TREC_SETS",
@@ -39,19 +61,32 @@ __all__ = [
     "PerQuery",
     "RunCrossCheck",
     "TopicPolicy",
+    "TrecColumn",
+    "TrecEvalMeasure",
+    "TrecMeasureError",
+    "TrecSelection",
+    "closest_names",
     "cross_check",
     "evaluate",
     "expand_set",
     "families",
     "family",
     "is_set",
+    "jg_values",
     "lookup",
     "parse",
     "parse_many",
     "polarity",
+    "prefs_values",
     "register_aggregate",
     "register_metric",
     "registered",
+    "rel_format_of",
+    "relstrings",
     "resolve",
     "resolve_measures",
+    "select_trec_eval",
+    "split_measure_list",
+    "trec_eval_run",
+    "trec_missing",
 ]

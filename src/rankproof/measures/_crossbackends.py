@@ -102,6 +102,8 @@ def effective_rel(m: Measure, rel_level: int) -> int | None:
 def ir_measures_name(m: Measure, rel_level: int) -> tuple[str | None, str]:
     """ir_measures' spelling of ``m`` (or None and the reason it has none)."""
     fam, k = m.family, m.cutoff
+    if m.params:
+        return None, f"{m}: parameters beyond rel and gain are not mapped to ir_measures"
     rel = effective_rel(m, rel_level)
     at = f"@{k}" if k is not None else ""
     rel_param = f"(rel={rel})" if rel is not None and rel != 1 else ""
@@ -169,8 +171,10 @@ def pytrec_eval_name(m: Measure, rel_level: int) -> tuple[str | None, int, int |
     level = rel if rel is not None else rel_level
     if m.gain is not None:
         return None, level, None, "pytrec_eval computes nDCG with linear gains only"
+    if m.params:
+        return None, level, None, f"{m}: parameters beyond rel are not mapped to pytrec_eval"
     if fam == "RR" and k is not None:
-        return "recip_rank", level, k, ""
+        return "recip_rank", level, int(k), ""
     if k is not None and fam in _PYTREC_CUT:
         return f"{_PYTREC_CUT[fam]}.{k}", level, None, ""
     if k is None and fam in _PYTREC_PLAIN:

@@ -33,7 +33,8 @@ from rankproof.data import (
     to_numpy,
     to_numpy_filled,
 )
-from rankproof.measures._kernels import KERNELS, Judged
+from rankproof.measures._kernels import Judged
+from rankproof.measures._kernels_trec import ALL_KERNELS
 from rankproof.measures._measure import Measure, parse_many
 from rankproof.measures._perquery import PerQuery, TopicPolicy
 
@@ -66,14 +67,15 @@ def resolve_measures(
 
 def _judged_doc_index(
     qrels: Qrels,
-) -> tuple[pa.Array, npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """Judged docid vocabulary, and the sorted (topic, doc) keys with their labels."""
+) -> tuple[pa.Array, npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Judged docid vocabulary, the sorted (topic, doc) keys with their labels, and
+    the qrels row of each key."""
     encoded = pc.dictionary_encode(qrels.docids)
     vocab = encoded.dictionary
     doc_codes = to_numpy(encoded.indices).astype(np.int64)
     keys = qrels.qid_codes.astype(np.int64) * len(vocab) + doc_codes
     order = np.argsort(keys, kind="stable")
-    return vocab, keys[order], qrels.rels[order]
+    return vocab, keys[order], qrels.rels[order], order.astype(np.int64)
 
 
 def evaluate(
@@ -143,7 +145,7 @@ def evaluate(
     ranking = ranked_order(run, order)
 
     # 3. join run rows to judgments.
-    vocab, qkeys, qrels_sorted = _judged_doc_index(qrels)
+    vocab, qkeys, qrels_sorted, qrels_rows = _judged_doc_index(qrels)
     # A membership bitmap over the run's docids, then codes for the few hits
     # only: no index array the size of the run.
     hit_rows = np.flatnonzero(to_numpy(pc.is_in(run.docids, value_set=vocab)))
@@ -175,11 +177,12 @@ def evaluate(
     judged = Judged(
         n_topics=n_qrels_topics, num_ret=num_ret, topic=j_topic[sort], pos=j_pos[sort],
         rel=j_rel[sort], qrels_topic=qrels.qid_codes.astype(np.int64), qrels_rel=qrels.rels,
-        default_level=int(rel_level),
+        default_level=int(rel_level), qrels_row=qrels_rows[at_clipped[matched]][sort],
+        qrels=qrels,
     )
     values = np.empty((n_qrels_topics, len(ms)), dtype=np.float64)
     for i, m in enumerate(ms):
-        values[:, i] = KERNELS[m.family](judged, m)
+        values[:, i] = ALL_KERNELS[m.family](judged, m)
 
     if topics == "intersection":
         keep = present

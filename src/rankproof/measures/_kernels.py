@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -40,9 +41,19 @@ class Judged:
     qrels_rel: I64
     default_level: int
     _cache: dict[tuple[object, ...], F64] = field(default_factory=dict)
+    qrels_row: I64 | None = None
+    """Index of each judged retrieved row's judgment among the qrels' rows."""
+    qrels: Any = None
+    """The `Qrels` evaluated (a `SubtopicQrels` carries the subtopic judgments)."""
 
     def bincount(self, topics: I64, weights: F64 | None = None) -> F64:
         return np.bincount(topics, weights=weights, minlength=self.n_topics).astype(np.float64)
+
+    def num_rel_ret(self, level: int) -> F64:
+        key: tuple[object, ...] = ("num_rel_ret", level)
+        if key not in self._cache:
+            self._cache[key] = self.bincount(self.topic[self.is_rel(level)])
+        return self._cache[key]
 
     def level(self, m: Measure) -> int:
         return self.default_level if m.rel is None else m.rel
@@ -64,16 +75,18 @@ class Judged:
             self._cache[key] = self.bincount(self.qrels_topic[sel])
         return self._cache[key]
 
-    def ideal_dcg(self, cutoff: int | None, gain: str | None) -> F64:
-        key: tuple[object, ...] = ("idcg", cutoff, gain)
+    def ideal_dcg(self, cutoff: float | None, gain: str | None,
+                  gains: tuple[tuple[int, float], ...] | None = None) -> F64:
+        key: tuple[object, ...] = ("idcg", cutoff, gain, gains)
         if key not in self._cache:
-            positive = self.qrels_rel > 0
+            g_all = _gain(self.qrels_rel, gain, gains)
+            positive = g_all > 0
             t = self.qrels_topic[positive]
-            r = self.qrels_rel[positive]
-            order = np.lexsort((-r, t))
-            t, r = t[order], r[order]
+            g = g_all[positive]
+            order = np.lexsort((-g, t))
+            t, g = t[order], g[order]
             pos = _positions_within(t)
-            w = _gain(r, gain) / np.log2(pos + 2.0)
+            w = g / np.log2(pos + 2.0)
             if cutoff is not None:
                 keep = pos < cutoff
                 t, w = t[keep], w[keep]
@@ -100,8 +113,15 @@ def _topic_offsets(topic: I64, values: I64) -> tuple[I64, I64]:
     return values[starts], lengths
 
 
-def _gain(rel: I64, gain: str | None) -> F64:
+def _gain(rel: I64, gain: str | None, gains: tuple[tuple[int, float], ...] | None = None) -> F64:
+    """Gain of each label: the label, 2^label - 1 (``exp``), or a label -> gain map
+    (trec_eval ``ndcg.1=3,2=9``: unlisted labels gain their label, negative ones 0)."""
     r = rel.astype(np.float64)
+    if gains:
+        out = np.where(rel >= 0, r, 0.0)
+        for label, value in gains:
+            out[rel == label] = value
+        return out
     return np.exp2(r) - 1.0 if gain == "exp" else r
 
 
@@ -155,10 +175,16 @@ def reciprocal_rank(j: Judged, m: Measure) -> F64:
 
 
 def ndcg(j: Judged, m: Measure) -> F64:
-    sel = (j.rel > 0) & _within(j, m)
-    w = _gain(j.rel[sel], m.gain) / np.log2(j.pos[sel] + 2.0)
-    dcg = j.bincount(j.topic[sel], w)
-    return _safe_div(dcg, j.ideal_dcg(m.cutoff, m.gain))
+    gains = m.param("gains")
+    if gains is None:
+        sel = (j.rel > 0) & _within(j, m)
+        w = _gain(j.rel[sel], m.gain) / np.log2(j.pos[sel] + 2.0)
+        dcg = j.bincount(j.topic[sel], w)
+    else:  # trec_eval adds every non-zero gain, negative ones too
+        g = _gain(j.rel, None, gains)
+        sel = (g != 0) & _within(j, m)
+        dcg = j.bincount(j.topic[sel], g[sel] / np.log2(j.pos[sel] + 2.0))
+    return _safe_div(dcg, j.ideal_dcg(m.cutoff, m.gain, gains))
 
 
 def r_precision(j: Judged, m: Measure) -> F64:

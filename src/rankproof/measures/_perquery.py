@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rankproof._errors import InputError, MissingExtraError, NotComputedError
+from rankproof.measures._families import GEO_MEAN_FLOOR
 from rankproof.measures._measure import Measure, parse
 
 TopicPolicy = Literal["complete", "intersection", "complete-allow-disjoint"]
@@ -98,11 +99,16 @@ class PerQuery:
         return {str(m): self.mean(m) for m in self.measures}
 
     def aggregate(self, measure: str | Measure) -> float:
-        """trec_eval's ``all`` value: the sum for counts (``NumRet`` …), else the mean."""
+        """trec_eval's ``all`` value: the sum for counts (``NumRet`` …), the geometric
+        mean exp(mean(log(max(x, 0.00001)))) for ``GMAP`` / ``GMBpref``, else the mean."""
         m = parse(measure)
         col = self.column(m)
         if m.definition.aggregate == "sum":
             return float(col.sum())
+        if m.definition.aggregate == "geometric":
+            if not len(col):
+                return math.nan
+            return float(np.exp(np.mean(np.log(np.maximum(col, GEO_MEAN_FLOOR)))))
         return float(col.mean()) if len(col) else math.nan
 
     def select(self, measures: Sequence[str | Measure]) -> PerQuery:

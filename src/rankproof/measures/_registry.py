@@ -88,7 +88,7 @@ class MetricDef:
     description: str
     needs_judgments: bool = False
     needs_responses: bool = False
-    cutoff: int | None = None
+    cutoff: int | float | None = None
     measure: Measure | None = None
     fn: Callable[..., float] | None = None
     takes_cutoff: bool = False
