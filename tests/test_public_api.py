@@ -85,7 +85,8 @@ def test_import_rankproof_is_cheap() -> None:
 def test_the_metric_namespace_is_pinned() -> None:
     """One namespace, one registry: `register_metric` and `lookup` live in measures only."""
     assert rankproof.measures.__all__ == [
-        "DEFAULT_MEASURES", "JG_MEASURES", "PREFS_MEASURES", "TREC_EVAL_MEASURES",
+        "DEFAULT_MEASURES", "DIVERSITY_FAMILIES", "JG_MEASURES", "PREFS_MEASURES",
+        "TREC_EVAL_MEASURES",
         "TREC_EVAL_NICKNAMES", "TREC_HEADER_LINES", "TREC_PRINT_ORDER", "TREC_SETS",
         "CrossCheck", "Family", "Measure", "MetricDef", "PerQuery", "RunCrossCheck",
         "TopicPolicy", "TrecColumn", "TrecEvalMeasure", "TrecMeasureError", "TrecSelection",

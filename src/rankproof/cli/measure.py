@@ -31,6 +31,7 @@ from rankproof.cli._runs import (
 from rankproof.data import Qrels, Run
 from rankproof.measures import (
     DEFAULT_MEASURES,
+    DIVERSITY_FAMILIES,
     TREC_HEADER_LINES,
     CrossCheck,
     Measure,
@@ -186,6 +187,10 @@ def measure(
     no_summary: bool = typer.Option(
         False, "-n", "--no-summary",
         help="With --format trec: per-topic lines only, no 'all' lines (trec_eval -n)."),
+    subtopics: bool = typer.Option(
+        False, "--subtopics",
+        help="QRELS holds subtopic judgments (qid subtopic docid rel, as ndeval reads): needed "
+             "by the diversity measures alpha_nDCG, ERR_IA, NRBP, P_IA and StRecall."),
 ) -> None:
     """Evaluate runs against judgments, exactly as trec_eval does."""
     guard_outputs([(output, "rankproof.measure")], [qrels, *runs], force=force)
@@ -197,8 +202,21 @@ def measure(
         raise typer.BadParameter("-n (no summary lines) applies to --format trec",
                                  param_hint="'-n'")
     selected, header = select_measures(measures, fmt)
-    qrels_obj, loaded = load_runs(qrels, runs, names=names, dedupe=dedupe,
-                                  allow_extra_columns=allow_extra_columns)
+    diversity = sorted({str(m) for m in selected if m.family in DIVERSITY_FAMILIES})
+    if diversity and not subtopics:
+        raise InputError(f"{', '.join(diversity)}: diversity measures need subtopic qrels "
+                         "(qid subtopic docid rel); pass --subtopics", field="--subtopics")
+    qrels_obj, loaded = load_runs(None if subtopics else qrels, runs, names=names,
+                                  dedupe=dedupe, allow_extra_columns=allow_extra_columns)
+    if subtopics:
+        # A document is judged once per subtopic: not the one-label-per-pair qrels reader.
+        from rankproof.data import read_subtopic_qrels
+
+        if str(qrels) == "-" and "-" in map(str, runs):
+            raise InputError("standard input (-) can be read only once, and it is given "
+                             "for the subtopic qrels and a run")
+
+        qrels_obj = read_subtopic_qrels(str(qrels))
     assert qrels_obj is not None
     loaded = _trec_eval_runs(qrels_obj, loaded, max_retrieved, judged_only)
     extra_notes = _retrieval_notes(max_retrieved, judged_only)

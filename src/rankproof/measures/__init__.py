@@ -13,6 +13,7 @@ Errors: a bad name or value is a `rankproof.InputError` (a ``ValueError``).
 from rankproof.measures._crosscheck import CrossCheck, RunCrossCheck, cross_check
 from rankproof.measures._evaluate import DEFAULT_MEASURES, evaluate, resolve_measures
 from rankproof.measures._families import TREC_PRINT_ORDER, Family, families, family
+from rankproof.measures._families_beyond import DIVERSITY_FAMILIES
 from rankproof.measures._measure import Measure, expand_set, parse, parse_many
 from rankproof.measures._names import (
     TREC_EVAL_MEASURES,
@@ -47,6 +48,7 @@ from rankproof.measures._treceval import (
 
 __all__ = [
     "DEFAULT_MEASURES",
+    "DIVERSITY_FAMILIES",
     "JG_MEASURES",
     "PREFS_MEASURES",
     "TREC_EVAL_MEASURES",

@@ -138,7 +138,8 @@ class _Subtopics:
 def _subtopic_qrels(j: Judged, m: Measure) -> SubtopicQrels:
     if not isinstance(j.qrels, SubtopicQrels) or j.qrels_row is None:
         raise InputError(f"{m} is a diversity measure: it needs subtopic qrels (qid subtopic "
-                         "docid rel), read with rankproof.data.read_subtopic_qrels")
+                         "docid rel): rankproof measure --subtopics, or "
+                         "rankproof.data.read_subtopic_qrels")
     return j.qrels
 
 
