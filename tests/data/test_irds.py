@@ -26,23 +26,11 @@ ir_datasets = pytest.importorskip("ir_datasets")  # the dev extra installs it (m
 from ir_datasets.formats import TrecQrels, TsvQueries  # noqa: E402
 from ir_datasets.util import Cache, GzipExtract  # noqa: E402
 from ir_datasets.util.download import Download, LocalDownload, RequestsDownload  # noqa: E402
+from tests._irds import irds_home  # noqa: E402,F401  (autouse: offline, fresh cache)
 
 runner = CliRunner()
 _ids = itertools.count()
 QRELS_DEFS = {0: "not relevant", 1: "related", 2: "highly relevant", 3: "perfectly relevant"}
-
-
-@pytest.fixture(autouse=True)
-def _irds_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """ir_datasets' cache is a fresh folder; a download attempted anywhere fails the test."""
-    home = tmp_path / "irds-home"
-    monkeypatch.setenv("IR_DATASETS_HOME", str(home))
-
-    def no_network(self: Any) -> Any:
-        raise AssertionError(f"ir_datasets tried to download {getattr(self, 'url', self)}")
-
-    monkeypatch.setattr(RequestsDownload, "stream", no_network)
-    return home
 
 
 @pytest.fixture
@@ -132,8 +120,8 @@ def test_unknown_id_is_refused() -> None:
 
 
 def test_uncached_dataset_is_refused_without_downloading(dl19: dict[str, Path],
-                                                          _irds_home: Path) -> None:
-    cached_at = _irds_home / "rankproof-test" / "qrels.txt"
+                                                          irds_home: Path) -> None:  # noqa: F811
+    cached_at = irds_home / "rankproof-test" / "qrels.txt"
     remote = Download([RequestsDownload("https://example.invalid/qrels.txt")],
                       cache_path=str(cached_at))
     name = _register(remote, LocalDownload(dl19["topics"]))
@@ -152,8 +140,8 @@ def test_uncached_dataset_is_refused_without_downloading(dl19: dict[str, Path],
 
 
 def test_uncached_cache_of_an_extraction_is_refused(dl19: dict[str, Path],
-                                                    _irds_home: Path) -> None:
-    target = _irds_home / "rankproof-test" / "queries.tsv"
+                                                    irds_home: Path) -> None:  # noqa: F811
+    target = irds_home / "rankproof-test" / "queries.tsv"
     queries = Cache(GzipExtract(Download([RequestsDownload("https://example.invalid/q.gz")])),
                     target)
     name = _register(LocalDownload(dl19["qrels"]), queries)

@@ -29,6 +29,7 @@ from rankproof.harness import collection_inputs, irds_inputs
 ir_datasets = pytest.importorskip("ir_datasets")  # the dev extra installs it (make test)
 from ir_datasets.formats import JsonlDocs, TrecQrels, TsvQueries  # noqa: E402
 from ir_datasets.util.download import Download, LocalDownload, RequestsDownload  # noqa: E402
+from tests._irds import irds_home  # noqa: E402,F401  (autouse: offline, fresh cache)
 
 runner = CliRunner()
 _ids = itertools.count()
@@ -38,19 +39,6 @@ class TitledDoc(NamedTuple):
     doc_id: str
     title: str
     text: str
-
-
-@pytest.fixture(autouse=True)
-def _irds_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """ir_datasets' cache is a fresh folder; a download attempted anywhere fails the test."""
-    home = tmp_path / "irds-home"
-    monkeypatch.setenv("IR_DATASETS_HOME", str(home))
-
-    def no_network(self: Any) -> Any:
-        raise AssertionError(f"ir_datasets tried to download {getattr(self, 'url', self)}")
-
-    monkeypatch.setattr(RequestsDownload, "stream", no_network)
-    return home
 
 
 @pytest.fixture(scope="module")
@@ -170,11 +158,11 @@ def test_a_corpus_over_the_bound_is_refused(vaswani_files: dict[str, Path],
 
 
 def test_an_uncached_corpus_is_refused_before_anything_is_read(
-        vaswani_files: dict[str, Path], _irds_home: Path, tmp_path: Path,
+        vaswani_files: dict[str, Path], irds_home: Path, tmp_path: Path,  # noqa: F811
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Queries and qrels are cached, the documents are not: refused naming the id and the
     file, nothing downloaded, no report written."""
-    cached_at = _irds_home / "rankproof-test" / "docs.jsonl"
+    cached_at = irds_home / "rankproof-test" / "docs.jsonl"
     remote = Download([RequestsDownload("https://example.invalid/docs.jsonl")],
                       cache_path=str(cached_at))
     dataset_id = _register(JsonlDocs(remote), LocalDownload(vaswani_files["queries"]),

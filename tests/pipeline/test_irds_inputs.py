@@ -9,7 +9,6 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from tests.pipeline._helpers import DL, RUNS, invoke, statuses, write
@@ -21,21 +20,10 @@ from rankproof.pipeline import load_experiment
 ir_datasets = pytest.importorskip("ir_datasets")  # the dev extra installs it (make test)
 from ir_datasets.formats import JsonlDocs, TrecQrels, TsvQueries  # noqa: E402
 from ir_datasets.util.download import Download, LocalDownload, RequestsDownload  # noqa: E402
+from tests._irds import irds_home  # noqa: E402,F401  (autouse: offline, fresh cache)
 
 _ids = itertools.count()
 VASWANI = DL.parent / "vaswani"
-
-
-@pytest.fixture(autouse=True)
-def _irds_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "irds-home"
-    monkeypatch.setenv("IR_DATASETS_HOME", str(home))
-
-    def no_network(self: Any) -> Any:
-        raise AssertionError(f"ir_datasets tried to download {getattr(self, 'url', self)}")
-
-    monkeypatch.setattr(RequestsDownload, "stream", no_network)
-    return home
 
 
 @pytest.fixture(scope="module")
@@ -130,8 +118,8 @@ stages:
 
 
 def test_an_uncached_dataset_is_refused_before_anything_runs(tmp_path: Path,
-                                                             _irds_home: Path) -> None:
-    cached_at = _irds_home / "rankproof-test" / "docs.jsonl"
+                                                             irds_home: Path) -> None:  # noqa: F811
+    cached_at = irds_home / "rankproof-test" / "docs.jsonl"
     name = f"rankproof-test/pipeline-uncached-{next(_ids)}"
     ir_datasets.registry.register(name, ir_datasets.Dataset(
         JsonlDocs(Download([RequestsDownload("https://example.invalid/docs.jsonl")],
