@@ -69,3 +69,22 @@ def test_without_subtopics_a_diversity_measure_says_how(files: tuple[Path, Path]
     result = runner.invoke(app, ["measure", str(qrels), str(run), "-m", "alpha_nDCG@5"])
     assert result.exit_code == 2
     assert "--subtopics" in result.stderr
+
+
+def test_compare_reads_subtopic_qrels_too(files: tuple[Path, Path], tmp_path: Path) -> None:
+    qrels, run = files
+    other = tmp_path / "other.run"
+    other.write_text(RUN.replace("d2 1 9.0", "d2 1 0.5").replace(" r\n", " o\n"))
+    out = tmp_path / "cmp.json"
+    result = runner.invoke(app, ["compare", str(qrels), str(run), str(other), "--subtopics",
+                                 "-m", "alpha_nDCG@5", "-m", "P_IA@5", "-o", str(out),
+                                 "--resamples", "1000"])
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(out.read_text())
+    sub = read_subtopic_qrels(qrels)
+    for row in doc["rows"]:
+        pq = evaluate(sub, load_run(other), [row["measure"]])
+        assert row["candidate_values"] == pytest.approx(pq.values[:, 0].tolist(), abs=1e-12)
+    refused = runner.invoke(app, ["compare", str(qrels), str(run), str(other),
+                                  "-m", "alpha_nDCG@5"])
+    assert refused.exit_code == 2 and "--subtopics" in refused.stderr

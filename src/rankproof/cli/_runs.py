@@ -102,6 +102,25 @@ def qrels_argument() -> Any:
                                "input).")
 
 
+def subtopics_option() -> Any:
+    """The one ``--subtopics`` (measure, compare): QRELS is ndeval's subtopic qrels."""
+    return typer.Option(
+        False, "--subtopics",
+        help="QRELS holds subtopic judgments (qid subtopic docid rel, as ndeval reads): needed "
+             "by the diversity measures alpha_nDCG, ERR_IA, NRBP, P_IA and StRecall.")
+
+
+def check_diversity(measures: Any, subtopics: bool) -> None:
+    """Refuse (exit 2) diversity measures over plain qrels, before anything is read."""
+    from rankproof.measures import DIVERSITY_FAMILIES, parse_many
+
+    names = [str(m) for spec in measures or () for m in parse_many(spec)
+             if m.family in DIVERSITY_FAMILIES] if not subtopics else []
+    if names:
+        raise InputError(f"{', '.join(sorted(set(names)))}: diversity measures need subtopic "
+                         "qrels (qid subtopic docid rel); pass --subtopics", field="--subtopics")
+
+
 def output_option(help: str) -> Any:
     return typer.Option(None, "-o", "--output", metavar="PATH", help=help + " - is standard "
                                                                              "output.")
@@ -150,15 +169,25 @@ def load_qrels_arg(path: Path | str, dedupe: DedupeChoice | None = None) -> Qrel
 
 
 def load_runs(qrels: Path | str | None, paths: list[Path], *, names: list[str] | None = None,
-              dedupe: DedupeChoice | None = None,
-              allow_extra_columns: bool = False) -> tuple[Qrels | None, list[Run]]:
-    """Read the qrels (if given) and the runs, named by the rules in the module docstring."""
+              dedupe: DedupeChoice | None = None, allow_extra_columns: bool = False,
+              subtopics: bool = False) -> tuple[Qrels | None, list[Run]]:
+    """Read the qrels (if given) and the runs, named by the rules in the module docstring.
+
+    With ``subtopics`` the qrels are ndeval's subtopic qrels (a document is judged once per
+    subtopic, so not the one-label-per-pair reader)."""
     given = [str(p) for p in paths]
     _check_stdin([*([str(qrels)] if qrels is not None else []), *given])
     if names and len(names) != len(given):
         raise InputError(f"--name is given {len(names)} time(s) for {len(given)} run(s); give "
                          "it once per run, in run order", field="--name")
-    q = load_qrels_arg(qrels, dedupe) if qrels is not None else None
+    q: Qrels | None = None
+    if qrels is not None and subtopics:
+        from rankproof.data import read_subtopic_qrels
+
+        note_input(qrels)
+        q = read_subtopic_qrels(str(qrels))
+    elif qrels is not None:
+        q = load_qrels_arg(qrels, dedupe)
     for p in given:
         note_input(p)
     runs = [load_run(p, dedupe=_value(dedupe),

@@ -27,6 +27,7 @@ from rankproof.cli._runs import (
     OrderChoice,
     TopicsChoice,
     allow_extra_columns_option,
+    check_diversity,
     choices,
     dedupe_option,
     load_runs,
@@ -35,6 +36,7 @@ from rankproof.cli._runs import (
     output_option,
     qrels_argument,
     rel_level_option,
+    subtopics_option,
     topics_option,
 )
 from rankproof.comparison import (
@@ -164,14 +166,16 @@ def compare(
         help="Keep each run's first N results per topic in the JSON, with the gold and the "
              "query text (0: none). Past 200,000 ids, a file output moves them to a sidecar "
              "NAME.evidence.json beside it."),
+    subtopics: bool = subtopics_option(),
     force: bool = force_option(),
 ) -> None:
     """Is each candidate better, worse, or not detectably different from the baseline?"""
     guard_outputs([(output, "rankproof.comparison"), *sidecar_outputs([output])],
                   [qrels, baseline, *candidates, queries], force=force)
+    check_diversity(measures, subtopics)
     texts = read_queries(queries) if queries is not None else None
     q, runs = load_runs(qrels, [baseline, *candidates], names=names, dedupe=dedupe,
-                        allow_extra_columns=allow_extra_columns)
+                        allow_extra_columns=allow_extra_columns, subtopics=subtopics)
     assert q is not None
     result = run_compare(
         q, runs, measures or None, baseline=runs[0].name, test=str(test),  # type: ignore[arg-type]

@@ -16,6 +16,7 @@ from rankproof.cli._runs import (
     OrderChoice,
     TopicsChoice,
     allow_extra_columns_option,
+    check_diversity,
     choices,
     dedupe_option,
     load_runs,
@@ -25,13 +26,13 @@ from rankproof.cli._runs import (
     qrels_argument,
     rel_level_option,
     runs_argument,
+    subtopics_option,
     topics_option,
     write_output,
 )
 from rankproof.data import Qrels, Run
 from rankproof.measures import (
     DEFAULT_MEASURES,
-    DIVERSITY_FAMILIES,
     TREC_HEADER_LINES,
     CrossCheck,
     Measure,
@@ -187,10 +188,7 @@ def measure(
     no_summary: bool = typer.Option(
         False, "-n", "--no-summary",
         help="With --format trec: per-topic lines only, no 'all' lines (trec_eval -n)."),
-    subtopics: bool = typer.Option(
-        False, "--subtopics",
-        help="QRELS holds subtopic judgments (qid subtopic docid rel, as ndeval reads): needed "
-             "by the diversity measures alpha_nDCG, ERR_IA, NRBP, P_IA and StRecall."),
+    subtopics: bool = subtopics_option(),
 ) -> None:
     """Evaluate runs against judgments, exactly as trec_eval does."""
     guard_outputs([(output, "rankproof.measure")], [qrels, *runs], force=force)
@@ -202,21 +200,9 @@ def measure(
         raise typer.BadParameter("-n (no summary lines) applies to --format trec",
                                  param_hint="'-n'")
     selected, header = select_measures(measures, fmt)
-    diversity = sorted({str(m) for m in selected if m.family in DIVERSITY_FAMILIES})
-    if diversity and not subtopics:
-        raise InputError(f"{', '.join(diversity)}: diversity measures need subtopic qrels "
-                         "(qid subtopic docid rel); pass --subtopics", field="--subtopics")
-    qrels_obj, loaded = load_runs(None if subtopics else qrels, runs, names=names,
-                                  dedupe=dedupe, allow_extra_columns=allow_extra_columns)
-    if subtopics:
-        # A document is judged once per subtopic: not the one-label-per-pair qrels reader.
-        from rankproof.data import read_subtopic_qrels
-
-        if str(qrels) == "-" and "-" in map(str, runs):
-            raise InputError("standard input (-) can be read only once, and it is given "
-                             "for the subtopic qrels and a run")
-
-        qrels_obj = read_subtopic_qrels(str(qrels))
+    check_diversity([str(m) for m in selected], subtopics)
+    qrels_obj, loaded = load_runs(qrels, runs, names=names, dedupe=dedupe,
+                                  allow_extra_columns=allow_extra_columns, subtopics=subtopics)
     assert qrels_obj is not None
     loaded = _trec_eval_runs(qrels_obj, loaded, max_retrieved, judged_only)
     extra_notes = _retrieval_notes(max_retrieved, judged_only)
