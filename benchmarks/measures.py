@@ -113,23 +113,44 @@ def _best(calls: int, fn: Any) -> tuple[float, float, float, Any]:
 
 
 def child_rankproof(run_path: str, qrels_path: str, calls: int) -> dict[str, Any]:
+    qrels, run, timed = _rankproof_inputs(run_path, qrels_path)  # times the import first
+    from rankproof import evaluate
+    compute_s, compute_cpu_s, best_s, means = _best(
+        calls, lambda: evaluate(qrels, run, MEASURES).mean())
+    # Untimed: RR without cutoff, to check pytrec_eval's recip_rank.
+    extra = evaluate(qrels, run, ["RR"]).mean()
+    return {**timed, "compute_s": compute_s, "compute_cpu_s": compute_cpu_s,
+            "compute_best_s": best_s, "means": {**means, "RR": extra["RR"]}}
+
+
+def _rankproof_inputs(run_path: str, qrels_path: str) -> tuple[Any, Any, dict[str, float]]:
+    """rankproof's qrels and run, with the import and the load timed apart."""
     t = time.perf_counter()
     # rankproof's top-level names are imported on first use: take them here,
     # so that the import is timed as import, not as load.
-    from rankproof import evaluate, read_trec_qrels, read_trec_run
+    from rankproof import read_trec_qrels, read_trec_run
     import_s = time.perf_counter() - t
 
     clock = _Clock()
     qrels = read_trec_qrels(qrels_path)
     run = read_trec_run(run_path)
     load_s, load_cpu_s = clock.read()
-    compute_s, compute_cpu_s, best_s, means = _best(
-        calls, lambda: evaluate(qrels, run, MEASURES).mean())
-    # Untimed: RR without cutoff, to check pytrec_eval's recip_rank.
-    extra = evaluate(qrels, run, ["RR"]).mean()
-    return {"import_s": import_s, "load_s": load_s, "load_cpu_s": load_cpu_s,
-            "compute_s": compute_s, "compute_cpu_s": compute_cpu_s,
-            "compute_best_s": best_s, "means": {**means, "RR": extra["RR"]}}
+    return qrels, run, {"import_s": import_s, "load_s": load_s, "load_cpu_s": load_cpu_s}
+
+
+def _pytrec_inputs(run_path: str, qrels_path: str) -> tuple[Any, Any, dict[str, float]]:
+    """pytrec_eval's qrels and run (its own parsers), with the import and the load timed."""
+    t = time.perf_counter()
+    import pytrec_eval
+    import_s = time.perf_counter() - t
+
+    clock = _Clock()
+    with open(qrels_path) as fh:
+        qrels = pytrec_eval.parse_qrel(fh)
+    with open(run_path) as fh:
+        run = pytrec_eval.parse_run(fh)
+    load_s, load_cpu_s = clock.read()
+    return qrels, run, {"import_s": import_s, "load_s": load_s, "load_cpu_s": load_cpu_s}
 
 
 RANX_METRICS = {"nDCG@10": "ndcg@10", "RR@10": "mrr@10", "R@1000": "recall@1000", "AP": "map"}
@@ -189,16 +210,8 @@ PYTREC_MEASURES = {"nDCG@10": "ndcg_cut_10", "RR": "recip_rank", "R@1000": "reca
 
 
 def child_pytrec_eval(run_path: str, qrels_path: str, calls: int) -> dict[str, Any]:
-    t = time.perf_counter()
+    qrels, run, timed = _pytrec_inputs(run_path, qrels_path)  # times the import first
     import pytrec_eval
-    import_s = time.perf_counter() - t
-
-    clock = _Clock()
-    with open(qrels_path) as fh:
-        qrels = pytrec_eval.parse_qrel(fh)
-    with open(run_path) as fh:
-        run = pytrec_eval.parse_run(fh)
-    load_s, load_cpu_s = clock.read()
 
     def compute() -> dict[str, float]:
         evaluator = pytrec_eval.RelevanceEvaluator(
@@ -210,8 +223,7 @@ def child_pytrec_eval(run_path: str, qrels_path: str, calls: int) -> dict[str, A
                 for ours, theirs in PYTREC_MEASURES.items()}
 
     compute_s, compute_cpu_s, best_s, means = _best(calls, compute)
-    return {"import_s": import_s, "load_s": load_s, "load_cpu_s": load_cpu_s,
-            "compute_s": compute_s, "compute_cpu_s": compute_cpu_s,
+    return {**timed, "compute_s": compute_s, "compute_cpu_s": compute_cpu_s,
             "compute_best_s": best_s, "means": means,
             "notes": ["recip_rank has no cutoff: RR@10 not available; RR checked instead"]}
 
@@ -268,14 +280,8 @@ def _same_rank_means(num_rel: list[float], columns: dict[str, list[float]]) -> d
 
 
 def child_rankproof_all_trec(run_path: str, qrels_path: str, calls: int) -> dict[str, Any]:
-    t = time.perf_counter()
-    from rankproof import evaluate, read_trec_qrels, read_trec_run
-    import_s = time.perf_counter() - t
-
-    clock = _Clock()
-    qrels = read_trec_qrels(qrels_path)
-    run = read_trec_run(run_path)
-    load_s, load_cpu_s = clock.read()
+    qrels, run, timed = _rankproof_inputs(run_path, qrels_path)  # times the import first
+    from rankproof import evaluate
 
     def compute() -> tuple[Any, dict[str, float]]:
         # trec_eval's "all" values: sums for counts, geometric means for gm_*.
@@ -286,8 +292,7 @@ def child_rankproof_all_trec(run_path: str, qrels_path: str, calls: int) -> dict
     by_name = {m.trec_name: m for m in pq.measures}
     means.update(_same_rank_means(pq.column(by_name["num_rel"]).tolist(),
                                   {n: pq.column(by_name[n]).tolist() for n in ROUNDING_CHANGED}))
-    return {"import_s": import_s, "load_s": load_s, "load_cpu_s": load_cpu_s,
-            "compute_s": compute_s, "compute_cpu_s": compute_cpu_s,
+    return {**timed, "compute_s": compute_s, "compute_cpu_s": compute_cpu_s,
             "compute_best_s": best_s, "means": means, "n_measures": len(pq.measures),
             "notes": [f"evaluate(qrels, run, 'all_trec'): {len(pq.measures)} measures"]}
 
@@ -313,16 +318,8 @@ def _pytrec_all_means(per_query: dict[str, dict[str, Any]], n: int) -> dict[str,
 
 
 def child_pytrec_eval_all_trec(run_path: str, qrels_path: str, calls: int) -> dict[str, Any]:
-    t = time.perf_counter()
+    qrels, run, timed = _pytrec_inputs(run_path, qrels_path)  # times the import first
     import pytrec_eval
-    import_s = time.perf_counter() - t
-
-    clock = _Clock()
-    with open(qrels_path) as fh:
-        qrels = pytrec_eval.parse_qrel(fh)
-    with open(run_path) as fh:
-        run = pytrec_eval.parse_run(fh)
-    load_s, load_cpu_s = clock.read()
 
     def compute() -> tuple[dict[str, dict[str, Any]], dict[str, float]]:
         evaluator = pytrec_eval.RelevanceEvaluator(qrels, pytrec_eval.supported_measures)
@@ -334,8 +331,7 @@ def child_pytrec_eval_all_trec(run_path: str, qrels_path: str, calls: int) -> di
     means.update(_same_rank_means([r["num_rel"] for r in rows],
                                   {n: [r[n] for r in rows] for n in ROUNDING_CHANGED}))
     n_measures = len([k for k in rows[0] if k not in NOT_MEASURES])
-    return {"import_s": import_s, "load_s": load_s, "load_cpu_s": load_cpu_s,
-            "compute_s": compute_s, "compute_cpu_s": compute_cpu_s,
+    return {**timed, "compute_s": compute_s, "compute_cpu_s": compute_cpu_s,
             "compute_best_s": best_s, "means": means, "n_measures": n_measures,
             "notes": [f"RelevanceEvaluator(qrels, supported_measures): {n_measures} per-topic "
                       "values (and runid, num_q, relstring); trec_eval 9.0.x"]}
