@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast, get_args
@@ -34,7 +35,20 @@ from rankproof._io import atomic_write
 from rankproof.cli._app import INPUTS
 from rankproof.cli._outputs import STDIN as STDIN
 from rankproof.cli._outputs import guard_outputs
-from rankproof.data import Dedupe, Order, Qrels, Run, load_qrels, load_run
+from rankproof.data import (
+    Dedupe,
+    Order,
+    Qrels,
+    Run,
+    load_qrels,
+    load_run,
+    write_beir_run,
+    write_json_run,
+    write_jsonl_run,
+    write_msmarco_run,
+    write_parquet_run,
+    write_trec_run,
+)
 from rankproof.measures import TopicPolicy
 
 
@@ -51,6 +65,18 @@ else:
     OrderChoice = choices("OrderChoice", get_args(Order))
     TopicsChoice = choices("TopicsChoice", get_args(TopicPolicy))
     DedupeChoice = choices("DedupeChoice", get_args(Dedupe))
+
+
+RUN_WRITERS: dict[str, Callable[[Run, Path, str | None], None]] = {
+    "trec": lambda run, path, tag: write_trec_run(run, path, tag=tag),
+    "beir": lambda run, path, tag: write_beir_run(run, path),
+    "json": lambda run, path, tag: write_json_run(run, path),
+    "jsonl": lambda run, path, tag: write_jsonl_run(run, path),
+    "msmarco": lambda run, path, tag: write_msmarco_run(run, path),
+    "parquet": lambda run, path, tag: write_parquet_run(run, path, tag=tag),
+}
+"""The library's run writer for each format a command writes runs in (``fuse``, ``export``);
+the tag is TREC's sixth column and Parquet's schema metadata, where the others have none."""
 
 
 def order_option() -> Any:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,6 +14,7 @@ from rankproof._errors import InputError
 from rankproof.cli._app import app, error_boundary, print_note
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import (
+    RUN_WRITERS,
     STDIN,
     DedupeChoice,
     OrderChoice,
@@ -32,24 +32,16 @@ from rankproof.data import (
     load_run,
     ranked_order,
     read_parquet_run,
-    write_jsonl_run,
-    write_parquet_run,
-    write_trec_run,
 )
 from rankproof.report.console import make_console, plain
 
-WRITERS: dict[str, Callable[[Run, Path, str | None], None]] = {
-    "trec": lambda run, path, tag: write_trec_run(run, path, tag=tag),
-    "jsonl": lambda run, path, tag: write_jsonl_run(run, path),
-    "parquet": lambda run, path, tag: write_parquet_run(run, path, tag=tag),
-}
-"""The library's writer for each format ``export`` writes (the tag: TREC's sixth column,
-Parquet's schema metadata; JSON Lines has no place for it)."""
+EXPORT_FORMATS = ("trec", "jsonl", "parquet")
+"""What ``export`` writes (each through `rankproof.cli._runs.RUN_WRITERS`)."""
 
 if TYPE_CHECKING:
     ExportFormat = str
 else:
-    ExportFormat = choices("ExportFormat", tuple(WRITERS))
+    ExportFormat = choices("ExportFormat", EXPORT_FORMATS)
 
 
 def _format_of(output: Path, fmt: str | None) -> str:
@@ -133,7 +125,7 @@ def export_command(
                            about=loaded.name)
     if tag is not None and kind == "jsonl":
         print_note("JSON Lines runs have no tag field; --tag is not written", about=loaded.name)
-    write = WRITERS[kind]
+    write = RUN_WRITERS[kind]
     if str(output) == STDIN:
         with tempfile.TemporaryDirectory(prefix="rankproof-export-") as tmp:
             path = Path(tmp) / f"export.{kind}"

@@ -6,7 +6,6 @@ from __future__ import annotations
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, get_args
 
@@ -16,6 +15,7 @@ from rankproof._errors import InputError
 from rankproof.cli._app import app, err_console, error_boundary
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import (
+    RUN_WRITERS,
     STDIN,
     DedupeChoice,
     OrderChoice,
@@ -28,24 +28,9 @@ from rankproof.cli._runs import (
 )
 from rankproof.data import (
     Format,
-    Run,
-    write_beir_run,
-    write_json_run,
-    write_jsonl_run,
-    write_msmarco_run,
-    write_trec_run,
 )
 from rankproof.report.console import plain
 from rankproof.retrieval import FusionMethod, Norm, default_norm, fuse
-
-WRITERS: dict[str, Callable[[Run, Path, str], None]] = {
-    "trec": lambda run, path, tag: write_trec_run(run, path, tag=tag),
-    "beir": lambda run, path, tag: write_beir_run(run, path),
-    "json": lambda run, path, tag: write_json_run(run, path),
-    "jsonl": lambda run, path, tag: write_jsonl_run(run, path),
-    "msmarco": lambda run, path, tag: write_msmarco_run(run, path),
-}
-"""The library's run writer for each of its formats (the tag is TREC's sixth column)."""
 
 if TYPE_CHECKING:
     MethodChoice = str
@@ -54,7 +39,7 @@ if TYPE_CHECKING:
 else:
     MethodChoice = choices("MethodChoice", get_args(FusionMethod))
     NormChoice = choices("NormChoice", (*get_args(Norm), "none"))
-    RunFormat = choices("RunFormat", tuple(f for f in get_args(Format) if f in WRITERS))
+    RunFormat = choices("RunFormat", tuple(f for f in get_args(Format) if f in RUN_WRITERS))
 
 
 PROVENANCE_KIND = "rankproof.provenance"
@@ -158,7 +143,7 @@ def fuse_command(
     warnings = [n for n in fused.notes if n not in inherited]
     for note in warnings:
         err_console.print(plain(f"warning: {note}"))
-    write = WRITERS[str(fmt)]
+    write = RUN_WRITERS[str(fmt)]
     if str(output) == STDIN:
         # The writers write files atomically; standard output gets the finished file.
         with tempfile.TemporaryDirectory(prefix="rankproof-fuse-") as tmp:
