@@ -65,7 +65,11 @@ def _pct(value: float | None) -> str:
     return "—" if value is None else f"{value:+.1%}"
 
 
-def _p(value: float) -> str:
+def p_text(value: float | None, none: str = "—") -> str:
+    """A p-value as every table prints it: four decimals, ``<0.0001`` below that (``none``
+    when there is none)."""
+    if value is None:
+        return none
     return "<0.0001" if value < 1e-4 else f"{value:.4f}"
 
 
@@ -81,7 +85,8 @@ def _cells(c: Comparison, row: ComparisonRow, marks: str) -> list[str]:
     return [
         system + marks, f"{r.mean_b:.4f}", f"{r.mean_a:.4f}", f"{r.difference:+.4f}",
         _pct(r.relative_difference), interval_text(row), level_text(row),
-        _p(r.p_value), _p(row.p_corrected), f"{row.wins}/{row.ties}/{row.losses}", _verdict(row),
+        p_text(r.p_value), p_text(row.p_corrected), f"{row.wins}/{row.ties}/{row.losses}",
+        _verdict(row),
     ]
 
 
@@ -178,7 +183,7 @@ def comparison_compact_table(c: Comparison) -> tuple[Table, list[str]]:
             name = row.candidate + (f" [{','.join(marks)}]" if marks else "")
             table.add_row(label(measure), name,
                           f"{r.mean_a:.4f}", f"{r.difference:+.4f}",
-                          interval_text(row, 3), level_text(row), _p(row.p_corrected),
+                          interval_text(row, 3), level_text(row), p_text(row.p_corrected),
                           f"{row.wins}/{row.ties}/{row.losses}", _short_verdict(row),
                           style=styles[row.verdict])
     footer = [f"[{i}] {n}" for i, n in enumerate(notes, 1)]

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from rankproof.gate import CheckResult, GateVerdict
+from rankproof.report.compare import p_text
 from rankproof.report.console import escape_controls
 
 _STYLE = {"PASS": "bold green", "FAIL": "bold red", "WARN": "bold yellow"}
@@ -27,12 +28,6 @@ def _num(x: float | None) -> str:
     return f"{x:.4f}" if abs(x) < 1e5 else f"{x:.4g}"
 
 
-def _p(x: float | None) -> str:
-    if x is None:
-        return "—"
-    return "<0.0001" if x < 1e-4 else f"{x:.4f}"
-
-
 def cells(c: CheckResult) -> dict[str, str]:
     """The displayed fields of one check (shared by the table and the Markdown)."""
     base = _num(c.baseline_value) if c.kind == "vs_baseline" else "—"
@@ -41,9 +36,9 @@ def cells(c: CheckResult) -> dict[str, str]:
         delta = (f"{c.difference:+.4f} {c.comparison.interval_text()} "
                  f"({c.comparison.ci_level * 100:.4g}%)"
                  if c.difference is not None and c.comparison is not None else "—")
-        p = _p(c.p_value)
+        p = p_text(c.p_value)
         if c.correction not in (None, "none") and c.p_corrected is not None:
-            p += f" ({c.correction} {_p(c.p_corrected)})"
+            p += f" ({c.correction} {p_text(c.p_corrected)})"
         rule = (f"no regression, α {c.alpha:g}" if c.margin is None
                 else f"no regression beyond {c.margin:g}, α {c.alpha:g}")
     else:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from rankproof._version import __version__
 from rankproof.report._html_assets import CSS, SCRIPT
+from rankproof.report.compare import p_text
 from rankproof.report.view import Browser, Table, Verdict, View
 
 if TYPE_CHECKING:
@@ -53,12 +54,6 @@ def _num(value: float | None, digits: int = 4, sign: bool = False) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "—"
     return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
-
-
-def _p(value: float | None) -> str:
-    if value is None:
-        return "—"
-    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
 
 
 def _cls(verdict: str) -> str:
@@ -104,8 +99,8 @@ def _verdict_rows(verdicts: Sequence[Verdict]) -> str:
             f"{base}<td class=num>{_num(v.baseline_mean)}</td>"
             f"<td class=num>{_num(v.candidate_mean)}</td>"
             f"<td class=num>{_num(v.difference, 4, True)}</td><td class=nowrap>{interval}</td>"
-            f"<td class=num>{level}</td><td class=num>{_p(v.p_value)}</td>"
-            f"<td class=num>{_p(v.p_corrected)}</td><td class=num>{wtl}</td>"
+            f"<td class=num>{level}</td><td class=num>{p_text(v.p_value)}</td>"
+            f"<td class=num>{p_text(v.p_corrected)}</td><td class=num>{wtl}</td>"
             f'<td class=nowrap><span class="{_cls(v.verdict)}">{_e(v.verdict)}</span>{flag}</td>'
             f"<td class=num>{needed}</td></tr>")
     methods = sorted({v.ci_method for v in verdicts if v.ci_method})

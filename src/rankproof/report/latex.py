@@ -29,7 +29,7 @@ from pathlib import PurePath
 from typing import Any
 
 from rankproof._version import __version__
-from rankproof.report.compare import label
+from rankproof.report.compare import label, p_text
 from rankproof.report.console import escape_controls
 from rankproof.report.view import Table, Verdict, View
 from rankproof.stats import INTERVAL_LABELS
@@ -116,9 +116,8 @@ def _num(value: float | None, digits: int = 4, *, signed: bool = False) -> str:
 
 
 def _p(value: float | None) -> str:
-    if value is None:
-        return "---"
-    return "$<0.0001$" if value < 1e-4 else f"{value:.4f}"
+    text = p_text(value, none="---")
+    return f"${text}$" if text.startswith("<") else text  # "<" is a math symbol in TeX
 
 
 def _header(view: View, what: str) -> list[str]:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from rankproof.comparison import format_end
-from rankproof.report.compare import label
+from rankproof.report.compare import label, p_text
 from rankproof.report.console import escape_controls
 from rankproof.report.view import Browser, Table, Verdict, View
 from rankproof.stats import INTERVAL_LABELS
@@ -128,12 +128,6 @@ def _num(value: float | None, digits: int = 4, *, signed: bool = False) -> str:
     return f"{value:.{digits}f}"
 
 
-def _p(value: float | None) -> str:
-    if value is None:
-        return "—"
-    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
-
-
 def _verdict_cell(v: Verdict) -> str:
     text = md_text(v.verdict, clip=_CLIP_NAME)
     if v.verdict in _BETTER or v.verdict in _WORSE:
@@ -198,7 +192,7 @@ def _verdict_block(view: View) -> _Block | None:
                else f"{v.wins}/{v.ties}/{v.losses}")
         rows.append((md_text(label(v.measure), clip=_CLIP_NAME), system, _num(v.baseline_mean),
                      _num(v.candidate_mean), _num(v.difference, signed=True), interval, level,
-                     _p(v.p_value), _p(v.p_corrected), wtl, _verdict_cell(v)))
+                     p_text(v.p_value), p_text(v.p_corrected), wtl, _verdict_cell(v)))
     columns = ("measure", "system", "baseline", "candidate", "Δ", "interval", "level", "p",
                "p corr", "W/T/L", "verdict")
     head, body = _table(columns, rows, (False, False, True, True, True, False, True, True,
