@@ -36,3 +36,23 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def trec_eval_tests(shared_data: Path) -> Path:
     return shared_data / "trec_eval_tests"
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> object:
+    """A real local Ray cluster for the whole session: 2 CPUs, no dashboard, a small
+    object store; shut down after the last test. Tests that use it are marked
+    ``@pytest.mark.xdist_group("ray")`` so that they all run in one worker (pytest runs
+    with ``--dist loadgroup``) and share this one cluster. Yields Ray's context; a CLI run
+    in a subprocess reaches the cluster with ``--address ctx.address_info['address']``
+    (``gcs_address``), one run in-process finds Ray already initialised and uses it."""
+    import os
+
+    ray = pytest.importorskip("ray", reason="the ray extra is not installed")
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    ctx = ray.init(num_cpus=2, include_dashboard=False, object_store_memory=128 * 1024 * 1024,
+                   log_to_driver=False, configure_logging=False)
+    try:
+        yield ctx
+    finally:
+        ray.shutdown()
