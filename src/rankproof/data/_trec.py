@@ -38,7 +38,7 @@ from rankproof._io import PathLike, atomic_write
 from rankproof.data._bounds import HugeInt
 from rankproof.data._model import Dedupe, Qrels, Run
 from rankproof.data._stream import WHITESPACE as _WHITESPACE
-from rankproof.data._stream import plain_scan, read_table
+from rankproof.data._stream import PlainCheckedFile, is_plain
 from rankproof.data._strings import as_string_array, find_bytes, to_numpy
 from rankproof.data._text import ExtraColumns, Input, default_run_name, line_locator, split_lines
 
@@ -84,39 +84,47 @@ def _fast_table(
             return str(src.path)
 
         gzipped = src.path is not None and src.gzipped
-        # A plain file (the usual case, checked in one quick pass) is known to
-        # be valid UTF-8 with no stray whitespace, so only the needed columns
-        # are read, block by block into preallocated arrays. Otherwise
-        # every column is read (the unused ones dictionary-encoded) so that
-        # Arrow validates their UTF-8 as the careful path does, and the
-        # fields are checked for whitespace.
-        size = None if gzipped else plain_scan(
-            str(src.path) if src.path is not None else src.data(), delimiter)
-        plain = size is not None
         column_types = {n: types.get(n, pa.dictionary(pa.int32(), pa.string())) for n in names}
-        include = [n for n in names if n in types or n == "qid"] if plain else list(names)
+        needed = [n for n in names if n in types or n == "qid"]
         # 4 MiB blocks: as fast as larger ones, and Arrow's parse buffers in
         # flight stay small (16 MiB blocks: +100 MiB peak).
         read_options = pa_csv.ReadOptions(column_names=list(names), block_size=4 << 20)
-        # Streaming (see _stream): 1 MiB blocks, no read-ahead threads (they
-        # hold dozens of blocks: +200 MiB at 4 MiB).
-        stream_options = pa_csv.ReadOptions(column_names=list(names), block_size=1 << 20,
-                                            use_threads=False)
         parse_options = pa_csv.ParseOptions(
             delimiter=delimiter, quote_char=False, escape_char=False, double_quote=False
         )
-        convert_options = pa_csv.ConvertOptions(
-            column_types=column_types, include_columns=include,
-            strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[],
-            check_utf8=not plain,  # a plain file is ASCII
-        )
+
+        def read(source: Any, plain: bool) -> pa.Table:
+            # A plain file (see _stream) is known to be valid UTF-8 with no stray
+            # whitespace, so only the needed columns are read. Otherwise every
+            # column is read (the unused ones dictionary-encoded) so that Arrow
+            # validates their UTF-8 as the careful path does, and the fields are
+            # checked for whitespace afterwards (_fast_agrees).
+            convert_options = pa_csv.ConvertOptions(
+                column_types=column_types, include_columns=needed if plain else list(names),
+                strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[],
+                check_utf8=not plain,
+            )
+            return pa_csv.read_csv(source, read_options=read_options,
+                                   parse_options=parse_options, convert_options=convert_options)
+
         table = None
-        if size is not None:
-            table = read_table(source(), size, len(names), stream_options, parse_options,
-                               convert_options)
+        plain = False
+        if src.path is not None and not gzipped:
+            # One read of the file: plainness is checked block by block as Arrow reads.
+            checked = PlainCheckedFile(str(src.path), delimiter)
+            try:
+                table = read(checked, plain=True)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                table = None  # maybe not plain: decided below
+            finally:
+                checked.close()
+            plain = checked.plain
+            if not plain:
+                table = None
+        elif src.path is None:
+            plain = is_plain(src.data(), delimiter)  # already in memory: no second read
         if table is None:
-            table = pa_csv.read_csv(source(), read_options=read_options,
-                                    parse_options=parse_options, convert_options=convert_options)
+            table = read(source(), plain)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError, OSError):
         return None
     table = table.unify_dictionaries()
@@ -128,7 +136,7 @@ def _fast_agrees(table: pa.Table, *, whitespace_checked: bool = False) -> bool:
 
     Arrow splits on one delimiter only, so a field holding another kind of
     whitespace (a tab in a space-separated file) would survive inside an id
-    where the careful path splits it (``whitespace_checked``: `_stream.plain_scan`
+    where the careful path splits it (``whitespace_checked``: `_stream.PlainCheckedFile`
     already ruled that out for the whole file); and a qid beginning with '#'
     is a comment line, which the careful path skips.
     """
