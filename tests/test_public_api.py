@@ -9,8 +9,8 @@ import pytest
 import rankproof
 import rankproof.measures
 
-SUBPACKAGES = ("data", "corpus", "measures", "stats", "comparison", "retrieval", "targets",
-               "harness", "discovery", "rag", "gate", "report", "compat")
+SUBPACKAGES = ("data", "corpus", "measures", "stats", "engine", "comparison", "retrieval",
+               "targets", "harness", "discovery", "rag", "gate", "report", "compat")
 
 
 def _isort_key(name: str) -> tuple[int, str]:
@@ -174,3 +174,10 @@ def test_the_stats_namespace_exports_the_null_distribution() -> None:
     import rankproof.stats
 
     assert {"NullDistribution", "null_distribution"} <= set(rankproof.stats.__all__)
+
+
+def test_the_engine_namespace_is_pinned() -> None:
+    import rankproof.engine
+
+    assert rankproof.engine.__all__ == ["ENGINES", "Executor", "Kind", "LocalExecutor",
+                                        "RayExecutor", "executor_for", "shards"]
