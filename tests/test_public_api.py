@@ -90,9 +90,10 @@ def test_the_metric_namespace_is_pinned() -> None:
         "TREC_EVAL_NICKNAMES", "TREC_HEADER_LINES", "TREC_PRINT_ORDER", "TREC_SETS",
         "CrossCheck", "Family", "Measure", "MetricDef", "PerQuery", "RunCrossCheck",
         "TopicPolicy", "TrecColumn", "TrecEvalMeasure", "TrecMeasureError", "TrecSelection",
-        "closest_names", "cross_check", "evaluate", "expand_set", "families", "family",
-        "is_set", "jg_values", "lookup", "parse", "parse_many", "polarity", "prefs_values",
-        "register_aggregate", "register_metric", "registered", "rel_format_of", "relstrings",
+        "closest_names", "cross_check", "evaluate", "evaluate_partitions", "expand_set",
+        "families", "family", "is_set", "jg_values", "lookup", "parse", "parse_many",
+        "polarity", "prefs_values", "register_aggregate", "register_metric", "registered",
+        "rel_format_of", "relstring_length", "relstring_request", "relstrings",
         "resolve", "resolve_measures", "select_trec_eval", "split_measure_list",
         "trec_eval_run", "trec_missing",
     ]

@@ -296,12 +296,16 @@ def test_measure_suggests_and_says_not_implemented(monkeypatch: pytest.MonkeyPat
 def test_measure_names_what_a_set_leaves_out(monkeypatch: pytest.MonkeyPatch) -> None:
     got = _measure(["-f", "trec", "-m", "all_trec"], monkeypatch)
     assert got.exit_code == 0
-    gap = [f for f in select_trec_eval(["all_trec"]).missing_families]
-    if "relstring" not in gap:
-        gap.insert(0, "relstring")  # a per-topic string: only rankproof trec_eval prints it
-    note = next(line for line in got.stderr.splitlines() if "all_trec:" in line)
-    assert note.endswith(f"trec_eval 10 also prints {', '.join(gap)}, which rankproof does "
-                         "not implement yet; left out of this output")
+    assert select_trec_eval(["all_trec"]).missing_families == ()
+    assert "not implement" not in got.stderr
+    # relstring, a per-topic string, has no 'all' line in trec_eval either: said once
+    assert got.stderr.count("relstring: a per-topic string of labels, not a number; left out "
+                            "of the 'all' lines (trec_eval prints it per topic only: add -q)") == 1
+    per_topic = _measure(["-f", "trec", "-q", "-m", "all_trec"], monkeypatch)
+    assert per_topic.exit_code == 0 and "relstring" not in per_topic.stderr
+    assert per_topic.stdout.count("relstring             \t") == 3
+    csv = _measure(["-f", "csv", "-m", "all_trec"], monkeypatch)
+    assert "left out of this csv output (--format trec -q prints it" in csv.stderr
 
 
 def test_measure_shows_a_renamed_parameter_once(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,7 +20,7 @@ def _param_value(draw: st.DrawFn, kind: str, length: int | None) -> object:
     if kind == "floats":
         n = length if length is not None else draw(st.integers(1, 6))
         return draw(st.lists(_FLOATS, min_size=n, max_size=n))
-    return draw(st.dictionaries(st.integers(-2, 6), _FLOATS, min_size=1, max_size=5))
+    return draw(st.dictionaries(st.integers(0, 6), _FLOATS, min_size=1, max_size=5))
 
 
 @st.composite
@@ -41,7 +41,7 @@ def measures(draw: st.DrawFn) -> Measure:
     gain = draw(st.sampled_from((None, "exp"))) if "gain" in fam.params else None
     params: dict[str, object] = {}
     for name, spec in fam.params.items():
-        if spec.kind in ("rel", "gain") or (name == "gains" and gain is not None):
+        if spec.kind in ("rel", "gain") or (name == "gains" and (gain, rel) != (None, None)):
             continue
         if draw(st.booleans()):
             params[name] = _param_value(draw, spec.kind, spec.length)

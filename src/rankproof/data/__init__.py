@@ -54,6 +54,13 @@ from rankproof.data._model import Dedupe, Qrels, Run
 from rankproof.data._msmarco import read_msmarco_run, write_msmarco_run
 from rankproof.data._order import Order, RankedOrder, ranked_order, tie_keys, top_k
 from rankproof.data._parquet import is_parquet, read_parquet_run, write_parquet_run
+from rankproof.data._partitions import (
+    DEFAULT_PARTITION_BYTES,
+    PartitionStats,
+    RunPartitions,
+    run_size,
+    stream_run,
+)
 from rankproof.data._prefs import (
     PrefJudgment,
     Prefs,
@@ -76,6 +83,7 @@ from rankproof.data._trec import (
 )
 
 __all__ = [
+    "DEFAULT_PARTITION_BYTES",
     "IRDS_PREFIX",
     "QRELS_FORMATS",
     "RUN_FORMATS",
@@ -86,6 +94,7 @@ __all__ = [
     "Input",
     "LinedDict",
     "Order",
+    "PartitionStats",
     "PrefJudgment",
     "Prefs",
     "Qrels",
@@ -93,6 +102,7 @@ __all__ = [
     "QrelsRows",
     "RankedOrder",
     "Run",
+    "RunPartitions",
     "SubtopicQrels",
     "YamlBoundError",
     "arrow_indices",
@@ -139,7 +149,9 @@ __all__ = [
     "read_trec_run",
     "run_from_arrow",
     "run_from_pandas",
+    "run_size",
     "sniff_format",
+    "stream_run",
     "tie_keys",
     "to_numpy",
     "to_numpy_filled",

@@ -23,6 +23,7 @@ from rankproof.measures._names import (
     split_measure_list,
     trec_missing,
 )
+from rankproof.measures._partitioned import evaluate_partitions
 from rankproof.measures._perquery import PerQuery, TopicPolicy
 from rankproof.measures._prefs import JG_MEASURES, PREFS_MEASURES, jg_values, prefs_values
 from rankproof.measures._registry import (
@@ -41,6 +42,8 @@ from rankproof.measures._treceval import (
     TrecMeasureError,
     TrecSelection,
     rel_format_of,
+    relstring_length,
+    relstring_request,
     relstrings,
     select_trec_eval,
     trec_eval_run,
@@ -70,6 +73,7 @@ __all__ = [
     "closest_names",
     "cross_check",
     "evaluate",
+    "evaluate_partitions",
     "expand_set",
     "families",
     "family",
@@ -84,6 +88,8 @@ __all__ = [
     "register_metric",
     "registered",
     "rel_format_of",
+    "relstring_length",
+    "relstring_request",
     "relstrings",
     "resolve",
     "resolve_measures",

@@ -22,11 +22,19 @@ rankproof       ir_measures                    pytrec_eval (``relevance_level=r`
 ``Rprec``       ``Rprec`` (+ rel)              ``Rprec``
 ``Bpref``       ``Bpref`` (+ rel)              ``bpref``
 ``Success@k``   ``Success@k`` (+ rel)          ``success.k``
-``Judged@k``    ``Judged@k``                   not computable
+``Judged@k``    ``Judged@k`` (judged provider) not computable
 ``NumRet``      ``NumRet``                     ``num_ret``
 ``NumRel``      ``NumRel`` (rel 1 only)        ``num_rel``
 ``NumRelRet``   ``NumRet(rel=r)``              ``num_rel_ret``
+``ERR@k``       ``ERR@k`` (gdeval, gmax 4)     not computable
+``Compat(p,n)`` ``Compat(p=p,normalize=n)``    not computable
+``RBP(p,rel=r)`` ``RBP(p=p,rel=r)`` (cwl_eval) not computable
 =============== ============================== =====================================
+
+Not mapped, with the reason recorded: ``RBP`` without ``rel`` (trec_eval's graded
+gains; cwl_eval's RBP is binary), ``ERR`` without a cutoff or with another
+``gmax`` (gdeval's scale is 0..4), ``RBPResid`` (cwl_eval's residual is not an
+ir_measures measure), and the other parameterised measures.
 """
 
 from __future__ import annotations
@@ -102,6 +110,9 @@ def effective_rel(m: Measure, rel_level: int) -> int | None:
 def ir_measures_name(m: Measure, rel_level: int) -> tuple[str | None, str]:
     """ir_measures' spelling of ``m`` (or None and the reason it has none)."""
     fam, k = m.family, m.cutoff
+    beyond = _ir_measures_beyond(m)
+    if beyond is not None:
+        return beyond
     if m.params:
         return None, f"{m}: parameters beyond rel and gain are not mapped to ir_measures"
     rel = effective_rel(m, rel_level)
@@ -122,6 +133,29 @@ def ir_measures_name(m: Measure, rel_level: int) -> tuple[str | None, str]:
             return None, "ir_measures computes NumRel at relevance level 1 only"
         return "NumRel", ""
     return None, f"ir_measures has no {fam} measure"
+
+
+def _ir_measures_beyond(m: Measure) -> tuple[str | None, str] | None:
+    """ir_measures' spelling of ERR, Compat and binary RBP (None: not one of those)."""
+    if m.family == "ERR":
+        if float(m.param("gmax")) != 4.0:
+            return None, "ir_measures' ERR is gdeval's, whose labels run 0..4 (gmax=4) only"
+        if m.cutoff is None:
+            return None, "ir_measures' ERR is gdeval's, which needs a cutoff (ERR@k)"
+        return f"ERR@{m.cutoff}", ""
+    if m.family == "Compat":
+        normalize = float(m.param("normalize"))
+        if normalize not in (0.0, 1.0):
+            return None, "Compat's normalize is 0 or 1"
+        return f"Compat(p={float(m.param('p'))!r},normalize={normalize == 1.0})", ""
+    if m.family == "RBP":
+        if m.rel is None:
+            return None, ("ir_measures' RBP (cwl_eval) has binary gains (RBP(rel=r)); "
+                          "trec_eval's graded RBP has no counterpart there")
+        return f"RBP(p={float(m.param('p'))!r},rel={m.rel})", ""
+    if m.family == "RBPResid":
+        return None, "cwl_eval's RBP residual is not an ir_measures measure"
+    return None
 
 
 def run_ir_measures(qrels: QrelsDict, run: RunDict, measures: Sequence[Measure],
@@ -145,7 +179,7 @@ def run_ir_measures(qrels: QrelsDict, run: RunDict, measures: Sequence[Measure],
             out.unchecked[str(m)] = f"no installed ir_measures provider computes {name}"
             continue
         out.names[str(m)] = name + (" (gdeval provider: values rounded to 5 decimals)"
-                                    if m.gain == "exp" else "")
+                                    if m.gain == "exp" or m.family == "ERR" else "")
         parsed.setdefault(obj, []).append(str(m))
         out.values[str(m)] = {}
     if parsed:

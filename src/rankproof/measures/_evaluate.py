@@ -121,11 +121,7 @@ def evaluate(
     qrels = as_qrels(qrels)
     run = as_run(run)
     ms = resolve_measures(measures)
-    if topics not in get_args(TopicPolicy):
-        raise InputError("topics must be 'complete' or 'intersection' (or "
-                         f"'complete-allow-disjoint'), got {topics!r}")
-    if isinstance(rel_level, bool) or not isinstance(rel_level, int | np.integer):
-        raise InputError(f"rel_level must be an integer, got {rel_level!r}")
+    check_options(topics, rel_level)
 
     n_qrels_topics = len(qrels.qid_vocab)
     # 1. run query id -> qrels topic index (-1: not judged).
@@ -194,15 +190,8 @@ def evaluate(
         qids = tuple(qrels_topics)
         zero_filled = missing
         not_evaluated = ()
-    notes = list(run.notes)
-    if ranking.n_ties:
-        notes.append(f"{ranking.n_ties} tied scores broken by docid (descending), as trec_eval")
-    if run.dedupe:
-        notes.append(f"run deduplicated ({run.dedupe}): {run.n_dropped_duplicates} rows dropped")
-    if qrels.dedupe:
-        notes.append(
-            f"qrels deduplicated ({qrels.dedupe}): {qrels.n_dropped_duplicates} rows dropped"
-        )
+    notes = evaluation_notes(run.notes, ranking.n_ties, run.dedupe, run.n_dropped_duplicates,
+                             qrels)
     warning = None if order == "rank" else rank_like_scores(run)
     return PerQuery(
         qids=qids, measures=ms, values=values, run_name=run.name, run_tag=run.tag,
@@ -212,16 +201,47 @@ def evaluate(
     )
 
 
+def evaluation_notes(run_notes: tuple[str, ...], n_ties: int, dedupe: str | None,
+                     n_dropped: int, qrels: Qrels) -> list[str]:
+    """How the values were made, as `PerQuery.notes` says it: the run's own notes, ties
+    broken, rows deduplicated (shared with `evaluate_partitions`, which sums the counts)."""
+    notes = list(run_notes)
+    if n_ties:
+        notes.append(f"{n_ties} tied scores broken by docid (descending), as trec_eval")
+    if dedupe:
+        notes.append(f"run deduplicated ({dedupe}): {n_dropped} rows dropped")
+    if qrels.dedupe:
+        notes.append(
+            f"qrels deduplicated ({qrels.dedupe}): {qrels.n_dropped_duplicates} rows dropped"
+        )
+    return notes
+
+
+def check_options(topics: object, rel_level: object) -> None:
+    """Refuse an unknown topic policy or a non-integer ``rel_level`` (see `evaluate`)."""
+    if topics not in get_args(TopicPolicy):
+        raise InputError("topics must be 'complete' or 'intersection' (or "
+                         f"'complete-allow-disjoint'), got {topics!r}")
+    if isinstance(rel_level, bool) or not isinstance(rel_level, int | np.integer):
+        raise InputError(f"rel_level must be an integer, got {rel_level!r}")
+
+
 def _disjoint_error(run: Run, qrels_topics: list[str]) -> InputError:
     """The refusal of a run that shares no topic with the qrels (see `evaluate`)."""
-    run_topics = run.qid_vocab.to_pylist()
+    return disjoint_error(run.name, run.qid_vocab.to_pylist(), run.source, qrels_topics)
+
+
+def disjoint_error(name: str, run_topics: list[str], source: str | None,
+                   qrels_topics: list[str]) -> InputError:
+    """`_disjoint_error` from the run's name, topics and source (a streamed run is never
+    whole in memory: `evaluate_partitions`)."""
     return InputError(
-        f"the run {shown_value(run.name)} shares no topic with the qrels: none of its "
+        f"the run {shown_value(name)} shares no topic with the qrels: none of its "
         f"{len(run_topics)} topic(s) ({_examples(run_topics)}) is one of the qrels' "
         f"{len(qrels_topics)} ({_examples(qrels_topics)}); are its qid and docid columns "
         "swapped, or is it a run for other queries? To score every qrels topic 0 anyway, "
         "pass topics='complete-allow-disjoint' (--topics complete-allow-disjoint)",
-        path=run.source, field="qid")
+        path=source, field="qid")
 
 
 def _examples(values: list[str], n: int = 3) -> str:
@@ -248,9 +268,39 @@ def rank_like_scores(run: Run) -> str | None:
     order, which is how runs are written). No sort: real-valued scores cost
     one comparison pass, falling integer scores (``-rank``) a few more.
     """
-    scores = run.scores
-    if len(scores) < 2 or not bool(np.all(scores == np.floor(scores))):
+    return rank_like_warning(*_rank_like_tally(run, exact=False))
+
+
+def rank_like_counts(run: Run) -> tuple[bool, int, int]:
+    """The tallies behind `rank_like_scores`: (every score an integer, topics whose
+    scores only rise down the list, topics whose scores vary).
+
+    They add up over runs holding disjoint sets of whole topics, so a run read in
+    partitions (`evaluate_partitions`) gets the warning the whole run would get
+    (`rank_like_warning` of the sums, the ``and`` of the first).
+    """
+    return _rank_like_tally(run, exact=True)
+
+
+def rank_like_warning(all_integer: bool, n_rising: int, n_varied: int) -> str | None:
+    """The warning `rank_like_scores` gives for these tallies, or None."""
+    if not all_integer or not n_varied or n_rising <= RANK_LIKE_SHARE * n_varied:
         return None
+    return (f"the score column looks like ranks: every score is an integer and they rise "
+            f"down the list in {n_rising} of {n_varied} topics, so ranking by score "
+            "(highest first, as trec_eval) puts the run's first document last; if the "
+            "column holds ranks, write score = -rank, or rank by the rank column "
+            "(order='rank', --order rank)")
+
+
+def _rank_like_tally(run: Run, *, exact: bool) -> tuple[bool, int, int]:
+    """`rank_like_counts`; with ``exact=False`` a run with no rising step stops early
+    at (True, 0, 0), which gives no warning either."""
+    scores = run.scores
+    if not bool(np.all(scores == np.floor(scores))):
+        return False, 0, 0
+    if len(scores) < 2:
+        return True, 0, 0
     codes = run.qid_codes
     same = codes[1:] == codes[:-1]
     diff = np.diff(scores)
@@ -259,8 +309,8 @@ def rank_like_scores(run: Run) -> str | None:
         back = np.diff(run.ranks) < 0
         up, down = (up & ~back) | (down & back), (down & ~back) | (up & back)
     up &= same
-    if not up.any():  # the usual case for integer scores: -rank, or falling counts
-        return None
+    if not exact and not up.any():  # the usual case for integer scores: -rank, or falling
+        return True, 0, 0
     down &= same
     n_topics = len(run.qid_vocab)
     topic = codes[1:]
@@ -268,11 +318,4 @@ def rank_like_scores(run: Run) -> str | None:
     falls = np.bincount(topic[down], minlength=n_topics)
     varied = (rises + falls) > 0
     rising = varied & (falls == 0)
-    n_varied, n_rising = int(varied.sum()), int(rising.sum())
-    if not n_varied or n_rising <= RANK_LIKE_SHARE * n_varied:
-        return None
-    return (f"the score column looks like ranks: every score is an integer and they rise "
-            f"down the list in {n_rising} of {n_varied} topics, so ranking by score "
-            "(highest first, as trec_eval) puts the run's first document last; if the "
-            "column holds ranks, write score = -rank, or rank by the rank column "
-            "(order='rank', --order rank)")
+    return True, int(rising.sum()), int(varied.sum())

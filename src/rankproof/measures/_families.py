@@ -37,7 +37,7 @@ class Param:
 REL = Param("rel", None, "minimum label counted as relevant (default: the evaluation's level)")
 GAIN = Param("gain", None, "exp: 2^label - 1 (default: the label itself)")
 GAINS = Param("gains", None, "label -> gain map; labels not listed gain their label"
-              " (trec_eval ndcg.1=3,2=9)")
+              " (trec_eval ndcg.1=3,2=9); gains may be 0 or negative, labels are 0 or above")
 
 
 def _params(**params: Param) -> Mapping[str, Param]:
@@ -305,12 +305,15 @@ _RBP_REL = Param("rel", None, "binary gains: 1 for a label >= rel, else 0 (ir_me
                  " cwl-eval's RBP(rel=1)); without it, trec_eval's graded gains")
 register(Family(
     "RBP", True,
-    "Rank-biased precision: (1 - p) sum_i gain_i p^(i-1), gains the labels scaled to [0, 1]"
-    " by the topic's highest label when it exceeds 1 (trec_eval's normalisation); with rel=r,"
-    " binary gains (label >= r), as ir_measures and cwl-eval.",
+    "Rank-biased precision: (1 - p) sum_i gain_i p^(i-1), gains the labels (or the gains= map,"
+    " trec_eval rbp.p=0.8,1=3,2=9) scaled to [0, 1] per topic as trec_eval does: (g - lo) /"
+    " (hi - lo) over the topic's gain table (labels 0 .. its highest, plus every listed label)"
+    " with lo = min(0, gains), hi = max(0, gains), when lo < 0 or hi > 1; with rel=r, binary"
+    " gains (label >= r), as ir_measures and cwl-eval.",
     "trec_eval rbp; cwl-eval RBP; Moffat & Zobel, 'Rank-biased precision for measurement of"
     " retrieval effectiveness', ACM TOIS 27(1), 2008.", "none",
-    _params(p=Param("float", 0.9, "persistence"), rel=_RBP_REL), aliases=("rbp",),
+    _params(p=Param("float", 0.9, "persistence"), rel=_RBP_REL, gains=GAINS),
+    aliases=("rbp",),
     trec_name="rbp", trec_param="p", trec_param_name="rbp", trec_param_style="pairs",
     uses_rel_level=False,
 ))
@@ -335,23 +338,27 @@ register(Family(
 register(Family(
     "G", True,
     "G: sum of gain/log2(2 + cost so far - gain so far), the cost of a rank being the ideal"
-    " gain there (at least 1), divided by the sum of ideal gains.",
-    "trec_eval G; Kekäläinen & Järvelin (2002).", "none", _params(),
+    " gain there (at least 1), divided by the sum of ideal gains; gains the labels, or the"
+    " gains= map (trec_eval G.1=3,2=9).",
+    "trec_eval G; Kekäläinen & Järvelin (2002).", "none", _params(gains=GAINS),
     trec_name="G", uses_rel_level=False,
 ))
 
 register(Family(
     "NDCGRel", True,
     "nDCG averaged over the relevant documents: at each retrieved one's rank, and the final"
-    " nDCG for each one not retrieved (labels as gains).",
-    "trec_eval ndcg_rel.", "none", _params(), aliases=("ndcg_rel",), trec_name="ndcg_rel",
+    " nDCG for each one not retrieved (labels as gains, or the gains= map: trec_eval"
+    " ndcg_rel.1=3,2=9; relevant means a positive gain).",
+    "trec_eval ndcg_rel.", "none", _params(gains=GAINS), aliases=("ndcg_rel",),
+    trec_name="ndcg_rel",
     uses_rel_level=False,
 ))
 register(Family(
     "RnDCG", True,
     "nDCG averaged over the ranks where the ideal list's gain drops a level (labels as"
-    " gains); 0 for a topic with nothing relevant at the relevance level.",
-    "trec_eval Rndcg.", "none", _params(), aliases=("Rndcg",), trec_name="Rndcg",
+    " gains, or the gains= map: trec_eval Rndcg.1=3,2=9); 0 for a topic with nothing"
+    " relevant at the relevance level.",
+    "trec_eval Rndcg.", "none", _params(gains=GAINS), aliases=("Rndcg",), trec_name="Rndcg",
 ))
 
 register(Family(

@@ -19,6 +19,7 @@ from rankproof.measures._kernels import (
     I64,
     KERNELS,
     Judged,
+    _gain,
     _positions_within,
     _safe_div,
     average_precision,
@@ -198,23 +199,47 @@ def _powers(p: float, n: int) -> F64:
     return np.cumprod(np.concatenate(([1.0], np.full(n - 1, p))), dtype=np.float64)
 
 
+def label_gains(rel: I64, gains: tuple[tuple[int, float], ...] | None) -> F64:
+    """trec_eval's ``get_gain``: a judged label's gain (the label, or the ``gains`` map);
+    a document judged below 0 (pooled, unjudged) gains 0."""
+    return np.where(rel >= 0, _gain(rel, None, gains), 0.0)
+
+
+def _rbp_range(j: Judged, gains: tuple[tuple[int, float], ...] | None) -> tuple[F64, F64]:
+    """Per topic, (lo, hi) of trec_eval's gain table: min(0, gains) and max(0, gains) over the
+    labels 0 .. the topic's highest judged label (each its own gain unless listed) and every
+    listed label (listed labels count whether or not the topic has them, as in trec_eval's
+    ``setup_gains``)."""
+    top = np.full(j.n_topics, -1, dtype=np.int64)
+    has = j.qrels_rel >= 0
+    np.maximum.at(top, j.qrels_topic[has], j.qrels_rel[has])
+    listed = np.array([label for label, _ in gains or ()], dtype=np.int64)
+    values = [value for _, value in gains or ()]
+    unlisted = top.copy()  # the highest label 0 .. top that keeps its own gain (-1: none)
+    for _ in range(len(listed)):
+        unlisted = np.where(np.isin(unlisted, listed), unlisted - 1, unlisted)
+    hi = np.maximum(np.maximum(unlisted, 0).astype(np.float64), max([0.0, *values]))
+    lo = np.full(j.n_topics, min([0.0, *values]))
+    return lo, hi
+
+
 def rbp(j: Judged, m: Measure) -> F64:
-    """(1 - p) sum_i gain_i p^(i-1). Gains: trec_eval's (labels over the topic's highest
-    label when it exceeds 1); with ``rel``, 1 for a label >= rel (ir_measures, cwl-eval)."""
+    """(1 - p) sum_i gain_i p^(i-1). Gains: trec_eval's (the labels, or the ``gains`` map,
+    scaled per topic to [0, 1] by (g - lo) / (hi - lo) when lo < 0 or hi > 1, see
+    `_rbp_range`); with ``rel``, 1 for a label >= rel (ir_measures, cwl-eval)."""
     p = float(m.param("p"))
+    n = int(j.pos.max()) + 1 if len(j.pos) else 0
     if m.rel is not None:
         sel = j.is_rel(m.rel)
-        n = int(j.pos.max()) + 1 if len(j.pos) else 0
         return (1.0 - p) * j.bincount(j.topic[sel], _powers(p, n)[j.pos[sel]])
-    top = np.full(j.n_topics, 1.0)
-    has = j.qrels_rel >= 0
-    np.maximum.at(top, j.qrels_topic[has], j.qrels_rel[has].astype(np.float64))
-    sel = j.rel > 0
-    gain = j.rel[sel].astype(np.float64)
+    gains = m.param("gains")
+    lo, hi = _rbp_range(j, gains)
+    sel = j.rel >= 0
     t = j.topic[sel]
-    scale = np.where(top[t] > 1.0, top[t], 1.0)
-    n = int(j.pos.max()) + 1 if len(j.pos) else 0
-    w = (gain / scale) * _powers(p, n)[j.pos[sel]]
+    gain = label_gains(j.rel[sel], gains)
+    scaled = (lo[t] < 0.0) | (hi[t] > 1.0)
+    gain = np.where(scaled, (gain - lo[t]) / np.where(scaled, hi[t] - lo[t], 1.0), gain)
+    w = gain * _powers(p, n)[j.pos[sel]]
     return (1.0 - p) * j.bincount(t, w)
 
 
@@ -243,20 +268,35 @@ def bin_g(j: Judged, m: Measure) -> F64:
     return _safe_div(j.bincount(t, 1.0 / np.log2(3.0 + pos - k)), j.num_rel(level))
 
 
-def g_measure(j: Judged, m: Measure) -> F64:
-    """trec_eval's G with the labels as gains (integer sums, so any order adds exactly)."""
-    positive = j.qrels_rel > 0
-    qt, qg = j.qrels_topic[positive], j.qrels_rel[positive].astype(np.float64)
+def _ideal(j: Judged, gains: tuple[tuple[int, float], ...] | None) -> tuple[I64, F64]:
+    """The ideal list's (topic, gain) rows: every judged document with a positive gain, by
+    topic, gains descending (trec_eval walks its gain levels from the highest down and
+    stops at the first gain of 0 or less)."""
+    qg = label_gains(j.qrels_rel, gains)
+    positive = qg > 0
+    qt, qg = j.qrels_topic[positive], qg[positive]
     order = np.lexsort((-qg, qt))
-    qt, qg = qt[order], qg[order]
+    return qt[order], qg[order]
+
+
+def g_measure(j: Judged, m: Measure) -> F64:
+    """trec_eval's G, gains the labels or the ``gains`` map (with label gains every sum is
+    of integers, so any order adds exactly).
+
+    Each retrieved document with a non-zero gain g adds g / log2(2 + cost - gain so far);
+    the cost of a rank is the ideal gain there when it is at least 1, else 1.
+    """
+    qt, qg = _ideal(j, m.param("gains"))
     ideal_sum = j.bincount(qt, qg)
-    # cost up to rank i (0-based) = (i + 1) + sum over the first i+1 ideal gains of (g - 1)
-    excess = np.cumsum(qg - 1.0)
+    # cost up to rank i (0-based) = (i + 1) + sum over the first i+1 ideal gains of
+    # max(g - 1, 0)
+    excess = np.cumsum(np.maximum(qg - 1.0, 0.0))
     start = np.searchsorted(qt, np.arange(j.n_topics))
     n_ideal = np.bincount(qt, minlength=j.n_topics)
     before = np.concatenate(([0.0], excess))[start]
-    sel = j.rel > 0
-    t, pos, gain = j.topic[sel], j.pos[sel], j.rel[sel].astype(np.float64)
+    all_gains = label_gains(j.rel, m.param("gains"))
+    sel = all_gains != 0
+    t, pos, gain = j.topic[sel], j.pos[sel], all_gains[sel]
     gain_so_far = np.cumsum(gain)
     gain_so_far -= np.concatenate(([0.0], gain_so_far))[np.searchsorted(t, t)]
     upto = np.minimum(pos + 1, n_ideal[t])
@@ -289,16 +329,16 @@ def _segmented_cumsum(topic: I64, values: F64) -> F64:
 
 
 class _Dcg:
-    """The cumulative DCG of the run and of the ideal list, per topic, label gains."""
+    """The cumulative DCG of the run and of the ideal list, per topic: gains the labels or
+    a ``gains`` map. The run's rows are those with a non-zero gain (trec_eval adds negative
+    gains too); the ideal's, those with a positive one."""
 
-    def __init__(self, j: Judged) -> None:
-        sel = j.rel > 0
-        self.t, self.pos = j.topic[sel], j.pos[sel]
-        self.dcg = _segmented_cumsum(self.t, j.rel[sel] / np.log2(self.pos + 2.0))
-        positive = j.qrels_rel > 0
-        qt, qg = j.qrels_topic[positive], j.qrels_rel[positive].astype(np.float64)
-        order = np.lexsort((-qg, qt))
-        self.qt, self.qg = qt[order], qg[order]
+    def __init__(self, j: Judged, gains: tuple[tuple[int, float], ...] | None = None) -> None:
+        g = label_gains(j.rel, gains)
+        sel = g != 0
+        self.t, self.pos, self.g = j.topic[sel], j.pos[sel], g[sel]
+        self.dcg = _segmented_cumsum(self.t, self.g / np.log2(self.pos + 2.0))
+        self.qt, self.qg = _ideal(j, gains)
         self.qpos = _positions_within(self.qt)
         self.ideal = _segmented_cumsum(self.qt, self.qg / np.log2(self.qpos + 2.0))
         self.n_ideal = np.bincount(self.qt, minlength=j.n_topics)
@@ -329,13 +369,14 @@ class _Dcg:
 def ndcg_rel(j: Judged, m: Measure) -> F64:
     """trec_eval ndcg_rel: nDCG averaged over the relevant documents (at each one's rank;
     an unretrieved one contributes the final nDCG)."""
-    d = _Dcg(j)
+    d = _Dcg(j, m.param("gains"))
     ideal_at = np.concatenate(([0.0], d.ideal))
     start = np.searchsorted(d.qt, np.arange(j.n_topics))
     k = np.minimum(d.pos, np.maximum(d.n_ideal[d.t] - 1, 0))
     ideal_here = ideal_at[start[d.t] + k + 1]
-    rel_ret = np.bincount(d.t, minlength=j.n_topics)
-    total = j.bincount(d.t, _safe_div(d.dcg, ideal_here))
+    rel = d.g > 0  # a point of the average: a retrieved document with a positive gain
+    rel_ret = np.bincount(d.t[rel], minlength=j.n_topics)
+    total = j.bincount(d.t[rel], _safe_div(d.dcg, ideal_here)[rel])
     total = total + _safe_div((d.n_ideal - rel_ret) * d.final, d.ideal_total)
     return np.where(total > 0, _safe_div(total, d.n_ideal.astype(np.float64)), 0.0)
 
@@ -343,7 +384,7 @@ def ndcg_rel(j: Judged, m: Measure) -> F64:
 def rndcg(j: Judged, m: Measure) -> F64:
     """trec_eval Rndcg: nDCG averaged over the ranks where the ideal gain drops a level
     (and over the end of a list that runs past the ideal one)."""
-    d = _Dcg(j)
+    d = _Dcg(j, m.param("gains"))
     n = len(d.qg)
     # boundaries: ideal row b (b >= 1 within its topic) whose gain differs from row b - 1,
     # plus the end of each topic's ideal list (gain drops to 0).

@@ -57,9 +57,10 @@ _GENERAL = re.compile(
 # trec_eval's ``name.params`` / printed ``name_params``: the name is the shortest
 # prefix followed by '.' or '_' and a parameter list.
 _TREC = re.compile(r"^(?P<name>[0-9A-Za-z][A-Za-z0-9_]*?)[._](?P<ks>[-+0-9.,=]+)$")
-# ``rbp.p=0.8``: named parameters.
+# ``rbp.p=0.8``, ``rbp.p=0.8,1=3,2=9``: named parameters and label=gain pairs.
 _TREC_PAIRS = re.compile(
-    r"^(?P<name>[A-Za-z][A-Za-z0-9_]*?)[._](?P<ks>[A-Za-z]\w*=[^,]+(?:,[A-Za-z]\w*=[^,]+)*)$")
+    r"^(?P<name>[A-Za-z][A-Za-z0-9_]*?)[._]"
+    r"(?P<ks>(?:[A-Za-z]\w*|[-+]?\d+)=[^,]+(?:,(?:[A-Za-z]\w*|[-+]?\d+)=[^,]+)*)$")
 
 Params = tuple[tuple[str, ParamValue], ...]
 
@@ -133,6 +134,8 @@ class Measure:
             stored[name] = coerce(fam, name, value)
         if self.gain is not None and "gains" in stored:
             raise InputError(f"{fam.name}: give gain= or gains=, not both")
+        if self.rel is not None and "gains" in stored:
+            raise InputError(f"{fam.name}: give rel= (binary gains) or gains=, not both")
         object.__setattr__(self, "params", tuple(sorted(stored.items())))
 
     def param(self, name: str) -> Any:
@@ -190,15 +193,17 @@ class Measure:
         if self.params:
             if self.cutoff is not None:
                 return None
-            if fam.name == "nDCG":
-                gains = self.param("gains")
-                return "ndcg_" + ",".join(f"{k}={fmt_number(v)}" for k, v in gains)
+            gains: Any = dict(self.params).get("gains")
+            pairs = [] if gains is None else [f"{k}={fmt_number(v)}" for k, v in gains]
+            if fam.trec_param_style != "pairs" and fam.trec_name is not None and pairs and len(
+                    self.params) == 1:  # G.1=3,2=9, ndcg.1=3, ndcg_rel.., Rndcg..
+                return f"{fam.trec_name}_" + ",".join(pairs)
             if fam.trec_param_name is None or fam.trec_param is None:
                 return None
             names = fam.trec_param.split(",")
-            if fam.trec_param_style == "pairs":
+            if fam.trec_param_style == "pairs":  # rbp.p=0.8,1=3: named values, then gains
                 return f"{fam.trec_param_name}_" + ",".join(
-                    f"{k}={show(v)}" for k, v in self.params)
+                    [f"{k}={show(v)}" for k, v in self.params if k != "gains"] + pairs)
             if fam.trec_default_params:  # one measure per value: trec_eval's %.2f
                 return f"{fam.trec_param_name}_{self.param(names[0]):.2f}"
             values: list[float] = []
@@ -221,7 +226,7 @@ class Measure:
         if self.trec_name is None:
             return None
         if self.params:
-            return fam.trec_name if fam.name == "nDCG" else fam.trec_param_name
+            return fam.trec_param_name or fam.trec_name
         return fam.trec_name if self.cutoff is None else fam.trec_cut_name
 
     @property
@@ -294,7 +299,9 @@ def _trec_table() -> dict[str, tuple[str, Family]]:
         if fam.trec_param_name is not None:
             table[fam.trec_param_name.lower()] = (
                 "pairs" if fam.trec_param_style == "pairs" else "param", fam)
-    table["ndcg"] = ("gains", family("nDCG"))
+        if ("gains" in fam.params and fam.trec_name is not None
+                and fam.trec_param_style != "pairs"):  # ndcg.1=3,2=9, G.1=3, ndcg_rel, Rndcg
+            table[fam.trec_name.lower()] = ("gains", fam)
     return table
 
 
@@ -332,14 +339,22 @@ def _trec_measures(spec: str, kind: str, fam: Family, ks: str) -> tuple[Measure,
             pairs.append((lab, float_text(spec, f"gain of {lab}", gain)))
         made = [_make(spec, fam.name, params={"gains": tuple(pairs)})]
     elif kind == "pairs":
-        named: dict[str, float] = {}
+        named: dict[str, object] = {}
+        label_gains: list[tuple[int, float]] = []
         for item in filter(None, ks.split(",")):
             key, sep, value = item.partition("=")
+            if sep and "gains" in fam.params and re.fullmatch(r"[-+]?\d+", key):
+                label_gains.append((int(key), float_text(spec, f"gain of {key}", value)))
+                continue
             if not sep or key not in fam.params or fam.params[key].kind != "float":
+                extra = " or label=gain (1=3)" if "gains" in fam.params else ""
                 raise InputError(f"{spec!r}: {item!r} is not one of "
                                  f"{', '.join(f'{n}=' for n in fam.trec_param.split(','))}"
+                                 f"{extra}"
                                  if fam.trec_param else f"{spec!r}: unexpected {item!r}")
             named[key] = float_text(spec, key, value)
+        if label_gains:
+            named["gains"] = tuple(label_gains)
         made = [_make(spec, fam.name, params=named)]
     else:
         assert fam.trec_param is not None

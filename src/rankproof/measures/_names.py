@@ -188,11 +188,12 @@ def trec_implemented(name: str) -> bool:
     """Whether rankproof implements trec_eval measure ``name``, as the registry reports it.
 
     ``runid`` and ``num_q`` are per-run lines every trec_eval output can
-    print. Every other name is implemented when a registered family gives it
-    as its trec_eval name (plain, with a cutoff, or with a parameter), or
-    takes it as an alias.
+    print; ``relstring`` is a per-topic string, not a `Measure` (`STRING_MEASURES`:
+    ``rankproof.measures.relstrings`` computes it). Every other name is
+    implemented when a registered family gives it as its trec_eval name (plain,
+    with a cutoff, or with a parameter), or takes it as an alias.
     """
-    if name in ("runid", "num_q"):
+    if name in ("runid", "num_q") or name in STRING_MEASURES:
         return True
     return name in _registry_trec_names() or _alias_is_trec(name)
 
@@ -216,6 +217,18 @@ def trec_missing(names: Sequence[str]) -> tuple[str, ...]:
             if member in _BY_NAME and not trec_implemented(member) and member not in out:
                 out.append(member)
     return tuple(out)
+
+
+STRING_MEASURES: tuple[str, ...] = ("relstring",)
+"""trec_eval measures whose value is a string, not a number: implemented (`relstrings`,
+``rankproof trec_eval``, ``rankproof measure --format trec -q``) but not `Measure` values."""
+
+
+def string_measure_message(name: str) -> str:
+    """What the parser says for ``relstring``: it exists, and it is not a number."""
+    return (f"trec_eval's {name!r} is a per-topic string of labels, not a number, so it is "
+            "not a Measure: `rankproof measure --format trec -q -m relstring` and `rankproof "
+            "trec_eval` print it; rankproof.measures.relstrings computes it")
 
 
 def not_implemented(spelling: str) -> str | None:
@@ -285,6 +298,8 @@ def unknown_measure_message(name: str, *, known: str | None = None) -> str:
     missing = not_implemented(name)
     if missing is not None:
         return not_implemented_message(missing)
+    if trec_eval_base(name) in STRING_MEASURES:
+        return string_measure_message(str(trec_eval_base(name)))
     if name.strip() in TREC_JUDGMENT_SETS:
         return judgments_message(name.strip(),
                                  "prefs" if name.strip() == "all_prefs" else "qrels_jg")
@@ -307,6 +322,8 @@ def cannot_parse_message(spec: str) -> str:
     missing = not_implemented(spec)
     if missing is not None:
         return not_implemented_message(missing)
+    if trec_eval_base(spec) in STRING_MEASURES:
+        return string_measure_message(str(trec_eval_base(spec)))
     text = (f"cannot parse measure {spec!r}; expected e.g. nDCG@10, P(rel=2)@5, AP, "
             "ndcg_cut.10")
     head = re.split(r"[.(@]", spec.strip(), maxsplit=1)[0]

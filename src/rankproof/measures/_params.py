@@ -62,6 +62,10 @@ def coerce(fam: Family, name: str, value: object) -> ParamValue:
                     from None
             if isinstance(label, bool) or not isinstance(label, int):
                 raise InputError(f"{fam.name}: {name}: label {label!r} is not an integer")
+            if label < 0:
+                raise InputError(f"{fam.name}: {name}: label {label} is negative; gains are"
+                                 " given to judgment labels 0 and above (trec_eval would give"
+                                 " it to unjudged documents, which rankproof does not do)")
             if label in pairs:
                 raise InputError(f"{fam.name}: {name}: label {label} given twice")
             pairs[label] = number(fam.name, f"{name}[{label}]", gain)

@@ -34,9 +34,11 @@ from rankproof._errors import InputError
 from rankproof.data import Qrels, Run, arrow_indices, ranked_order, to_numpy, to_numpy_filled
 from rankproof.measures._measure import Measure, parse
 from rankproof.measures._names import (
+    STRING_MEASURES,
     TREC_EVAL_MEASURES,
     TREC_EVAL_NICKNAMES,
     TrecStyle,
+    trec_eval_base,
     trec_eval_measure,
     trec_implemented,
 )
@@ -290,6 +292,48 @@ def _judged_mask(run: Run, qrels: Qrels, rows: np.ndarray) -> np.ndarray:
                            -1).astype(np.int64)
     keys = topic * width + docs
     return np.asarray((topic >= 0) & (docs >= 0) & np.isin(keys, qkeys), dtype=bool)
+
+
+def relstring_length(spec: str) -> int | None:
+    """The length of trec_eval's ``relstring`` a ``-m`` spelling asks for, or None.
+
+    ``relstring`` → 10 (trec_eval's default), ``relstring.20`` and the printed
+    ``relstring_20`` → 20; any other spelling → None. A trec_eval set never
+    counts here (``all_trec`` marks relstring at its default length: see
+    `relstring_request`). A length that is not a whole number 0 or above is an
+    `InputError`.
+    """
+    text = spec.strip()
+    if trec_eval_base(text) not in STRING_MEASURES:
+        return None
+    row = trec_eval_measure("relstring")
+    assert row is not None
+    if text == "relstring":
+        return int(row.defaults[0])
+    given = text[len("relstring") + 1:]
+    if not given.isdigit():
+        raise InputError(f"{spec!r}: relstring's length must be a whole number, got "
+                         f"{given!r}", field="measure")
+    return int(given)
+
+
+def relstring_request(specs: Sequence[str]) -> tuple[str, int] | None:
+    """The one relstring trec_eval prints for ``-m`` options ``specs``: (its printed
+    name, its length), or None when no option asks for it.
+
+    As trec_eval: relstring is one measure, marked by its name or by a set that
+    holds it (``all_trec``); its length is that of the first option that gives
+    one (``relstring.20``, printed ``relstring_20``), else 10 (printed
+    ``relstring``).
+    """
+    asked = False
+    for spec in specs:
+        text = spec.strip()
+        length = relstring_length(text)
+        if length is not None and text != "relstring":
+            return f"relstring_{text[len('relstring') + 1:]}", length
+        asked = asked or length is not None or "relstring" in TREC_EVAL_NICKNAMES.get(text, ())
+    return ("relstring", relstring_length("relstring") or 0) if asked else None
 
 
 def relstrings(run: Run | None, qrels: Qrels, length: int) -> Mapping[str, str]:

@@ -31,7 +31,7 @@ from rankproof.comparison import (
     sidecar_name,
     split_evidence,
 )
-from rankproof.data import Run, load_run, write_trec_run
+from rankproof.data import Qrels, Run, load_run, read_subtopic_qrels, write_trec_run
 from rankproof.harness import EvalInputs, collapse_to_documents, latency_summary
 from rankproof.measures import evaluate, parse_many
 from rankproof.pipeline._context import Context, Made
@@ -48,6 +48,7 @@ from rankproof.retrieval import (
     default_cache_dir,
     fuse,
     resolve_embed_model,
+    timed_search,
 )
 
 
@@ -120,13 +121,16 @@ def retrieve(ctx: Context, stage: Any, work: Path) -> Made:
                                     SentenceTransformerCrossEncoder(ctx.exp.resolve(stage.model)),
                                     depth=stage.rerank_depth, name=stage.id)
     retriever.index([(c.id, c.text) for c in inputs.corpus.chunks])
-    out = retriever.search(inputs.queries, k)
+    # Timed as `rankproof eval` times a stage: warmed up first, torch's threads set.
+    timed = timed_search(retriever, inputs.queries, k)
+    out = timed.output
     made = Made(run="run.trec", upstream_files=upstream, notes=list(out.notes),
                 input_files=ctx.sources.files(),
                 summary={"config": json.loads(json.dumps(dict(out.config), default=str)),
                          "granularity": inputs.granularity, "depth": stage.depth,
                          "chunk_depth": k,
-                         "latency": latency_summary(dict(out.latency_ms)).model_dump()})
+                         "latency": latency_summary(dict(out.latency_ms),
+                                                    timed.stamp).model_dump()})
     if inputs.granularity == "document":
         write_trec_run(out.run, work / "chunks.trec", tag=stage.id)
         made.chunks = "chunks.trec"
@@ -179,13 +183,22 @@ def _runs(ctx: Context, ids: Sequence[str]) -> list[Run]:
     return [ctx.run(i) for i in ids]
 
 
+def _judgments(ctx: Context, stage: Any) -> tuple[Qrels, dict[str, Any]]:
+    """The stage's judgments and the files they come from: its ``subtopics`` file (ndeval's
+    subtopic qrels) when it names one, else the experiment's inputs."""
+    if stage.subtopics is None:
+        return ctx.sources.qrels(), ctx.sources.files()
+    path = ctx.exp.resolve(stage.subtopics)
+    return read_subtopic_qrels(str(path)), {"subtopics": path}
+
+
 def measure_stage(ctx: Context, stage: Any, work: Path) -> Made:
-    qrels = ctx.sources.qrels()
+    qrels, files = _judgments(ctx, stage)
     measures = tuple(dict.fromkeys(m for spec in stage.measures for m in parse_many(spec)))
     results = [dataclasses.replace(evaluate(qrels, run, measures, rel_level=stage.rel_level,
                                             topics=stage.topics), qrels_digest=qrels.digest)
                for run in _runs(ctx, stage.runs)]
-    made = Made(document="measure.json", input_files=ctx.sources.files(),
+    made = Made(document="measure.json", input_files=files,
                 upstream_files=[ctx.run_path(r) for r in stage.runs])
     made.summary["queries_scope"] = query_scope(*(pq.not_evaluated for pq in results))
     made.summary["means"] = {pq.run_name: {str(m): pq.aggregate(m) for m in pq.measures}
@@ -196,7 +209,7 @@ def measure_stage(ctx: Context, stage: Any, work: Path) -> Made:
 
 
 def compare_stage(ctx: Context, stage: Any, work: Path) -> Made:
-    qrels = ctx.sources.qrels()
+    qrels, files = _judgments(ctx, stage)
     ids = [stage.baseline, *stage.candidates]
     runs = _runs(ctx, ids)
     result = compare(qrels, runs, stage.measures or None, baseline=stage.baseline,
@@ -210,7 +223,7 @@ def compare_stage(ctx: Context, stage: Any, work: Path) -> Made:
                                     queries=dict(texts) if texts else None,
                                     rel_level=stage.rel_level)
         result = dataclasses.replace(result, evidence=evidence)
-    made = Made(document="comparison.json", input_files=ctx.sources.files(),
+    made = Made(document="comparison.json", input_files=files,
                 upstream_files=[ctx.run_path(r) for r in ids])
     made.summary["queries_scope"] = "full" if result.n_topics == len(qrels.topics) else "subset"
     result = dataclasses.replace(result, provenance=stamp(ctx, stage, made))

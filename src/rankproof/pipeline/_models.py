@@ -11,7 +11,7 @@ import re
 import typing
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
 from rankproof.data import IRDS_PREFIX
 from rankproof.harness import EvalConfig
@@ -169,6 +169,23 @@ class FuseStage(Stage):
         return [("runs", r) for r in self.runs]
 
 
+def _check_measures(measures: list[str] | None, subtopics: str | None) -> None:
+    """Every measure parses (as `rankproof measure -m` reads it), and a diversity measure
+    comes with subtopic qrels: refused when the file is read, not when the stage runs."""
+    from rankproof.measures import DIVERSITY_FAMILIES, parse_many
+
+    diversity: list[str] = []
+    for spec in measures or ():
+        made = parse_many(spec)  # an InputError is a ValueError: pydantic reports it
+        diversity.extend(str(m) for m in made if m.family in DIVERSITY_FAMILIES)
+    if subtopics == "":  # only the names: the field validator below
+        return
+    if diversity and subtopics is None:
+        raise ValueError(f"{', '.join(dict.fromkeys(diversity))}: diversity measures need "
+                         "subtopic qrels: give the stage subtopics: PATH (ndeval's qid "
+                         "subtopic docid rel), as rankproof measure --subtopics")
+
+
 class MeasureStage(Stage):
     kind: Literal["measure"]
     runs: list[str] = Field(min_length=1)
@@ -176,6 +193,20 @@ class MeasureStage(Stage):
                                                          "P@10"], min_length=1)
     rel_level: int = Field(default=1, strict=True)
     topics: Literal["complete", "intersection", "complete-allow-disjoint"] = "complete"
+    subtopics: str | None = Field(default=None, strict=True, min_length=1)
+    """ndeval's subtopic qrels (a path): the stage evaluates against them instead of the
+    inputs' qrels (`rankproof measure --subtopics`)."""
+
+    @field_validator("measures")
+    @classmethod
+    def _names(cls, value: list[str]) -> list[str]:
+        _check_measures(value, "")
+        return value
+
+    @model_validator(mode="after")
+    def _measures(self) -> MeasureStage:
+        _check_measures(self.measures, self.subtopics)
+        return self
 
     def reads(self) -> list[tuple[str, str]]:
         return [("runs", r) for r in self.runs]
@@ -194,6 +225,19 @@ class CompareStage(Stage):
     rel_level: int = Field(default=1, strict=True)
     topics: Literal["complete", "intersection", "complete-allow-disjoint"] = "complete"
     evidence_depth: int = Field(default=10, strict=True, ge=0)
+    subtopics: str | None = Field(default=None, strict=True, min_length=1)
+    """ndeval's subtopic qrels, as for a measure stage (`rankproof compare --subtopics`)."""
+
+    @field_validator("measures")
+    @classmethod
+    def _names(cls, value: list[str] | None) -> list[str] | None:
+        _check_measures(value, "")
+        return value
+
+    @model_validator(mode="after")
+    def _measures(self) -> CompareStage:
+        _check_measures(self.measures, self.subtopics)
+        return self
 
     def reads(self) -> list[tuple[str, str]]:
         return [("baseline", self.baseline), *(("candidates", c) for c in self.candidates)]
@@ -288,6 +332,7 @@ WANTS: dict[tuple[str, str], tuple[str, ...]] = {
 NAMED_FILES: dict[str, tuple[str, ...]] = {
     "run_file": ("path",), "gate": ("checks",), "retrieve": ("model",),
     "eval": ("rerank_model",), "discover": ("cases", "catalog"),
-    "rag": ("answers", "references", "qrels"),
+    "rag": ("answers", "references", "qrels"), "measure": ("subtopics",),
+    "compare": ("subtopics",),
 }
 """The fields of each kind that name a file or folder (checked, digested into the key)."""

@@ -124,8 +124,8 @@ def stage_key(ctx: Context, stage: Any) -> str | None:
         "pool": ctx.exp.scope.pool, "files": _files(ctx, stage),
         "upstream": {r: _cache.outputs_digest(ctx.records[r]) for r in refs},
     }
-    if stage.kind in _READS_INPUTS:
-        material["inputs"] = ctx.sources.digest()
+    if stage.kind in _READS_INPUTS and not (stage.kind == "measure" and stage.subtopics):
+        material["inputs"] = ctx.sources.digest()  # (subtopics: the file's digest keys it)
     if stage.kind in _MODELS:
         material["packages"] = package_versions()
     spec = getattr(stage, "embed_model", None)

@@ -51,18 +51,31 @@ def _value(m: Measure, value: float) -> str:
 
 
 def trec_lines(
-    pq: PerQuery, *, per_query: bool = False, header: bool = False, summary: bool = True
+    pq: PerQuery, *, per_query: bool = False, header: bool = False, summary: bool = True,
+    relstring: tuple[str, Mapping[str, str]] | None = None,
 ) -> Iterator[str]:
     """The lines trec_eval would print for ``pq`` (without trailing newlines).
 
     ``header`` adds the ``runid`` and ``num_q`` lines, which trec_eval prints
     for its ``official`` and ``all_trec`` sets; ``summary=False`` leaves out
-    every ``all`` line (trec_eval ``-n``).
+    every ``all`` line (trec_eval ``-n``). ``relstring`` is trec_eval's
+    string measure, ``(printed name, {qid: string})``: with ``per_query`` each
+    topic's line comes at trec_eval's place for it (after ``P``); trec_eval
+    prints no ``all`` line for it.
     """
     ordered = trec_sort(pq.measures)
+    at = TREC_PRINT_ORDER.index("relstring")
+    split = sum(1 for m in ordered
+                if m.trec_family in TREC_PRINT_ORDER
+                and TREC_PRINT_ORDER.index(str(m.trec_family)) < at)
     if per_query:
         for row, qid in enumerate(pq.qids):
-            for m in ordered:
+            slots: list[Measure | None] = [*ordered, None]
+            for i, m in enumerate(slots):
+                if i == split and relstring is not None:
+                    yield f"{relstring[0]:<22}\t{qid}\t'{relstring[1].get(qid, '')}'"
+                if m is None:
+                    continue
                 if not m.definition.trec_per_topic:
                     continue  # gm_map, gm_bpref: trec_eval prints the "all" line only
                 yield f"{_name(m):<22}\t{qid}\t{_value(m, pq.values[row, pq.measures.index(m)])}"
