@@ -90,47 +90,55 @@ def test_dense_stage_ranks_by_cosine_and_times_every_query() -> None:
     assert out.config["model"] == "table" and out.config["similarity"] == "cosine"
 
 
+def _shard_files(folder: Path) -> tuple[list[Path], list[Path]]:
+    return sorted(folder.glob("shard-*.keys.npy")), sorted(folder.glob("shard-*.vecs.npy"))
+
+
 def test_cache_hit_on_second_index(tmp_path: Path) -> None:
     first, _ = _table_stage(tmp_path)
     first.index(DOCS)
     assert first.cache_hit is False and first.cache_path is not None
-    assert first.cache_path.exists()
-    assert [p.name for p in tmp_path.iterdir()] == [first.cache_path.name]  # no temp file left
+    assert first.cache_path.is_dir()
+    assert [p.name for p in tmp_path.iterdir()] == [first.cache_path.name]  # one model folder
+    keys, vecs = _shard_files(first.cache_path)
+    assert len(keys) == len(vecs) == 1
+    assert not [p for p in first.cache_path.iterdir() if p.name.startswith(".")]  # no temp file
     second, emb2 = _table_stage(tmp_path)
     second.index(DOCS)
     assert second.cache_hit is True
     assert second.cache_path == first.cache_path
     assert emb2.calls == 0  # documents came from the cache
     assert np.array_equal(second.vectors, first.vectors)
-    assert np.array_equal(np.load(first.cache_path), first.vectors)
+    assert np.array_equal(np.load(vecs[0]), first.vectors)  # one shard, in corpus order
     out1, out2 = first.search(QUERIES, k=4), second.search(QUERIES, k=4)
     assert list(out1.run.iter_rows()) == list(out2.run.iter_rows())
     assert out1.config == out2.config  # cache state is not part of the recorded config
 
 
-def test_cache_key_changes_with_corpus_and_model(tmp_path: Path) -> None:
-    stage, _ = _table_stage(tmp_path)
+def test_cache_is_keyed_by_content_and_model(tmp_path: Path) -> None:
+    stage, emb = _table_stage(tmp_path)
     stage.index(DOCS)
-    key_all = stage.cache_path
-    stage.index(DOCS[:-1])
-    assert stage.cache_path != key_all
-    changed = [*DOCS[:-1], (DOCS[-1][0], DOCS[0][1])]  # same ids, one text changed
-    stage.index(changed)
-    assert stage.cache_path not in (key_all,)
-    assert len(list(tmp_path.glob("*.npy"))) == 3
+    folder = stage.cache_path
+    stage.index(DOCS[:-1])  # a subset: every text is cached already
+    assert stage.cache_path == folder and stage.cache_hit is True and emb.calls == 1
+    changed = [*DOCS[:-1], (DOCS[-1][0], DOCS[0][1])]  # same ids, one text changed: a
+    stage.index(changed)  # text seen before, so still nothing to embed
+    assert stage.cache_hit is True and emb.calls == 1
+    assert np.array_equal(stage.vectors[-1], stage.vectors[0])
     a = DenseRetriever(HashingEmbedder(dim=8, seed=0), cache_dir=tmp_path)
     b = DenseRetriever(HashingEmbedder(dim=8, seed=1), cache_dir=tmp_path)
     a.index(DOCS)
     b.index(DOCS)
     assert a.cache_path != b.cache_path
+    assert len(list(tmp_path.iterdir())) == 3  # one folder per model
 
 
 @pytest.mark.parametrize("damage", ["garbage", "wrong_shape"])
 def test_unusable_cache_is_recomputed_and_noted(tmp_path: Path, damage: str) -> None:
     stage, _ = _table_stage(tmp_path)
     stage.index(DOCS)
-    path = stage.cache_path
-    assert path is not None
+    assert stage.cache_path is not None
+    [path] = _shard_files(stage.cache_path)[1]
     good = np.load(path)
     if damage == "garbage":
         path.write_bytes(b"not a numpy file")
@@ -139,6 +147,7 @@ def test_unusable_cache_is_recomputed_and_noted(tmp_path: Path, damage: str) -> 
     again, emb = _table_stage(tmp_path)
     again.index(DOCS)
     assert again.cache_hit is False and emb.calls == 1
+    [path] = _shard_files(stage.cache_path)[1]
     assert np.array_equal(np.load(path), good)
     out = again.search(QUERIES[:1], k=1)
     assert any("embedding cache" in n and "recomputed" in n for n in out.notes)

@@ -3,7 +3,9 @@
 The BM25 stage is always first and is the baseline. Each other stage is
 compared with it on every measure by the statistics module, all p-values of
 the report corrected together (Holm). Latency is reported per stage as
-nearest-rank percentiles of per-query wall-clock time.
+nearest-rank percentiles of per-query wall-clock time, measured after a warm-up and
+with torch's threads set (`rankproof.retrieval.timed_search`); the warm-up's time, the
+thread count and the machine load are recorded beside them.
 
 Granularity ``document`` collapses each stage's chunk ranking to the distinct
 documents in first-seen order before scoring, so a document counts once, at
@@ -40,7 +42,8 @@ from rankproof.comparison import (
     family_cost,
     judged_measure,
 )
-from rankproof.data import Run, ranked_order
+from rankproof.data import Qrels, Run, ranked_order
+from rankproof.engine import Executor, LocalExecutor
 from rankproof.harness._breakdown import (
     INCOMPLETE_REASON,
     abstention,
@@ -58,6 +61,8 @@ from rankproof.harness._report import (
 )
 from rankproof.measures import Measure, PerQuery, evaluate, resolve_measures
 from rankproof.retrieval import (
+    DEFAULT_THREADS,
+    DEFAULT_WARMUP,
     BM25Retriever,
     DenseRetriever,
     FusionMethod,
@@ -70,10 +75,13 @@ from rankproof.retrieval import (
     SentenceTransformerCrossEncoder,
     SentenceTransformerEmbedder,
     StageOutput,
+    TimingStamp,
+    check_dense_index,
     default_cache_dir,
     embed_model_problem,
     rerank_unavailable_reason,
     resolve_embed_model,
+    timed_search,
 )
 from rankproof.stats import CORRECTIONS, TESTS, nearest_rank
 
@@ -104,6 +112,10 @@ class EvalConfig:
     package shipping one (None: the bundled all-MiniLM-L6-v2). Its identity (name, digest of
     its files) is recorded in the dense stage's config and the provenance, and keys the
     embedding cache."""
+    dense_index: str = "exact"
+    """The dense stage's search: ``exact`` (every document scored, in blocks) or a FAISS
+    index (``faiss-flat``, ``faiss-hnsw``, ``faiss-ivf``; the faiss extra), whose recall@k
+    against exact search the stage then measures and reports."""
     fusion: Literal["rrf", "combsum", "combmnz"] = "rrf"
     fusion_norm: Literal["minmax", "zscore"] | None = None
     rrf_k: int = 60
@@ -130,6 +142,11 @@ class EvalConfig:
             raise ConfigError("the fusion stage fuses bm25 and dense: add the dense stage")
         if self.embed_model is not None:
             self._check_embed_model()
+        if self.dense_index != "exact":
+            try:
+                check_dense_index(self.dense_index)
+            except ConfigError as exc:
+                raise ConfigError(f"field 'dense_index': {exc}") from None
         if "rerank" in self.stages:
             reason = rerank_unavailable_reason(self.rerank_model)
             if reason is not None:
@@ -201,11 +218,18 @@ class EvalConfig:
     def as_dict(self) -> dict[str, Any]:
         """The configuration as plain JSON values (tuples become lists)."""
         data: dict[str, Any] = json.loads(json.dumps(asdict(self)))
+        if data.get("dense_index") == "exact":
+            # The default is left out, so that reports written before the option existed
+            # keep their config digest.
+            del data["dense_index"]
         return data
 
 
-def build_stages(config: EvalConfig, chunk_depth: int | None = None) -> list[Retriever]:
+def build_stages(config: EvalConfig, chunk_depth: int | None = None, *,
+                 executor: Executor | None = None) -> list[Retriever]:
     """The configured stages, in order (bm25 first).
+
+    ``executor``: where the dense stage embeds the chunks its cache lacks (None: here).
 
     ``chunk_depth`` is how many chunks each stage returns per query; fusion reads
     that many from each input, so that a document-granularity run can still fill
@@ -223,7 +247,8 @@ def build_stages(config: EvalConfig, chunk_depth: int | None = None) -> list[Ret
         else:
             path, model_name = resolve_embed_model(config.embed_model)
             embedder = SentenceTransformerEmbedder(path, name=model_name)
-        dense = DenseRetriever(embedder, cache_dir=default_cache_dir() / "embeddings")
+        dense = DenseRetriever(embedder, cache_dir=default_cache_dir() / "embeddings",
+                               index=config.dense_index, executor=executor)
         stages.append(dense)
     fusion: Retriever | None = None
     if "fusion" in config.stages:
@@ -251,14 +276,19 @@ def _embed_model_identity(stages: Sequence[Retriever]) -> ModelIdentity | None:
     return None
 
 
-def latency_summary(latency_ms: dict[str, float]) -> LatencySummary:
+def latency_summary(latency_ms: dict[str, float],
+                    stamp: TimingStamp | None = None) -> LatencySummary:
+    """Nearest-rank percentiles of ``latency_ms`` and, with ``stamp``, the conditions they
+    were measured under (warm-up, torch threads, machine load)."""
     values = list(latency_ms.values())
+    conditions = stamp.as_dict() if stamp is not None else {}
     if not values:
         return LatencySummary(n=0, p50=math.nan, p95=math.nan, p99=math.nan, mean=math.nan,
-                              max=math.nan)
+                              max=math.nan, **conditions)
     return LatencySummary(
         n=len(values), p50=nearest_rank(values, 50), p95=nearest_rank(values, 95),
         p99=nearest_rank(values, 99), mean=float(np.mean(values)), max=float(max(values)),
+        **conditions,
     )
 
 
@@ -335,7 +365,7 @@ def _answerable(inputs: EvalInputs) -> tuple[list[str], list[str], str | None]:
 
 def _stage_result(name: str, out: StageOutput, full: PerQuery, measures: Sequence[Measure],
                   judged_ms: Sequence[Measure], inputs: EvalInputs,
-                  config: EvalConfig) -> StageResult:
+                  config: EvalConfig, stamp: TimingStamp | None = None) -> StageResult:
     pq = full.select(measures)
     per_query = {q: {str(m): float(v) for m, v in zip(measures, row, strict=True)}
                  for q, row in zip(pq.qids, pq.values.tolist(), strict=True)}
@@ -347,7 +377,7 @@ def _stage_result(name: str, out: StageOutput, full: PerQuery, measures: Sequenc
         name=name, config=dict(out.config), notes=list(out.notes),
         means={str(m): pq.mean(m) for m in measures},
         per_query=per_query,
-        latency=latency_summary(dict(out.latency_ms)),
+        latency=latency_summary(dict(out.latency_ms), stamp),
         latency_ms={q: float(v) for q, v in out.latency_ms.items()},
         judged={str(j): full.mean(j) for j in judged_ms},
         categories=category_results(per_query, inputs.query_categories,
@@ -369,24 +399,61 @@ def stage_evidence(inputs: EvalInputs, runs: dict[str, Run], depth: int) -> Evid
                             topics=[qid for qid, _ in inputs.queries], rel_level=1)
 
 
+def evaluate_stage_run(item: tuple[Qrels, Run, tuple[Measure, ...]]) -> PerQuery:
+    """One stage's run evaluated (an engine task: module-level, so workers import it)."""
+    qrels, run, measures = item
+    return evaluate(qrels, run, measures)
+
+
+def check_timing(warmup: int, threads: int | None) -> None:
+    """Refuse a ``warmup`` below 0 or a ``threads`` below 1 (`ConfigError`), before any
+    stage runs."""
+    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+        raise ConfigError(f"field 'warmup': must be an integer >= 0 (0: no warm-up), "
+                          f"got {warmup!r}")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
+                                or threads < 1):
+        raise ConfigError(f"field 'threads': must be a positive integer (or none: torch's "
+                          f"own setting), got {threads!r}")
+
+
 def run_experiment(inputs: EvalInputs, config: EvalConfig,
-                   progress: Progress | None = None) -> tuple[EvalReport, Comparison | None]:
-    """Index, search, measure and compare every stage; return the report and the comparison."""
+                   progress: Progress | None = None, *, warmup: int = DEFAULT_WARMUP,
+                   threads: int | None = DEFAULT_THREADS, executor: Executor | None = None,
+                   ) -> tuple[EvalReport, Comparison | None]:
+    """Index, search, measure and compare every stage; return the report and the comparison.
+
+    Each stage is warmed up on the first ``warmup`` queries (0: none) and timed with
+    torch's intra-op threads set to ``threads`` (None: torch's own setting); see
+    `rankproof.retrieval.timed_search`. Neither changes a result, so neither is part
+    of ``config`` (nor of its digest): they are recorded in each stage's latency.
+
+    ``executor`` (`rankproof.engine`; None: this process) embeds the dense stage's
+    missing chunks and evaluates the stages' runs, one task per stage; searching, which
+    is timed, stays here. The engine is recorded in the provenance, never in ``config``:
+    the numbers are the same whichever engine ran.
+    """
+    executor = executor or LocalExecutor()
     config.check()
+    check_timing(warmup, threads)
     config.check_cost(len(inputs.qrels.topics))
     say = progress or (lambda _msg: None)
     k = _chunk_depth(inputs, config)
-    stages = build_stages(config, k)
+    stages = build_stages(config, k, executor=executor)
     docs = [(c.id, c.text) for c in inputs.corpus.chunks]
     chunk_doc = inputs.chunk_doc
     outputs: dict[str, StageOutput] = {}
+    stamps: dict[str, TimingStamp] = {}
     runs: dict[str, Run] = {}
     for stage in stages:
         say(f"indexing {stage.name} ({len(docs)} chunks)")
         stage.index(docs)
-        say(f"searching {stage.name} ({len(inputs.queries)} queries)")
-        out = stage.search(inputs.queries, k)
+        say(f"searching {stage.name} ({len(inputs.queries)} queries"
+            + (f", {min(warmup, len(inputs.queries))} to warm up)" if warmup else ")"))
+        timed = timed_search(stage, inputs.queries, k, warmup=warmup, threads=threads)
+        out = timed.output
         outputs[stage.name] = out
+        stamps[stage.name] = timed.stamp
         run = out.run
         if inputs.granularity == "document":
             run = collapse_to_documents(run, chunk_doc, limit=max(
@@ -398,8 +465,10 @@ def run_experiment(inputs: EvalInputs, config: EvalConfig,
     scored = set(inputs.qrels.topics)
     judged_ms = tuple(dict.fromkeys(judged_measure(m) for m in measures))
     # Each stage is evaluated once; the same tables feed its result and the comparison.
-    tables = {name: evaluate(inputs.qrels, _restrict(run, scored), (*measures, *judged_ms))
-              for name, run in runs.items()}
+    # One engine task per stage; the results come back in the order of the stages.
+    tables = dict(zip(runs, executor.map(evaluate_stage_run, [
+        (inputs.qrels, _restrict(run, scored), (*measures, *judged_ms))
+        for run in runs.values()]), strict=True))
     comparison: Comparison | None = None
     if len(runs) > 1:
         comparison = compare_evaluated(
@@ -409,7 +478,7 @@ def run_experiment(inputs: EvalInputs, config: EvalConfig,
             complete_judgments=inputs.complete_judgments)
         comparison = dataclasses.replace(comparison, rel_level=1, topics="complete")
     stage_results = [_stage_result(name, outputs[name], tables[name], measures, judged_ms,
-                                   inputs, config) for name in runs]
+                                   inputs, config, stamps.get(name)) for name in runs]
     caveats = list(dict.fromkeys(
         [*inputs.notes, *(n for o in outputs.values() for n in o.notes),
          *(comparison.caveats if comparison is not None else ())]
@@ -433,7 +502,8 @@ def run_experiment(inputs: EvalInputs, config: EvalConfig,
         provenance=eval_provenance(seed=config.seed, corpus_digest=inputs.corpus.digest,
                                    judgments_digest=inputs.judgments_digest,
                                    config_digest=digest_json(config_dict),
-                                   embed_model=model.as_dict() if model else None),
+                                   embed_model=model.as_dict() if model else None,
+                                   engine=executor.describe()),
         inputs=InputsSummary(
             name=inputs.name, source=inputs.source, documents=len(inputs.corpus.documents),
             chunks=len(inputs.corpus.chunks), chunk_size=inputs.corpus.chunk_size,

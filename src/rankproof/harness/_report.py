@@ -3,8 +3,9 @@
 Per-query values are kept for every stage and measure; means, per-category
 means, comparisons and the abstention AUROC are derived from them (and from
 each query's top score, kept too). Version 2 grew optional fields (per-category
-means, top scores, abstention, each query's category, the evidence) without a version
-bump: every version-2 document written before them still loads, with them empty.
+means, top scores, abstention, each query's category, the evidence, the conditions each
+stage's latency was measured under) without a version bump: every version-2 document
+written before them still loads, with them empty.
 
 ``evidence`` keeps what a reader must see: each stage's first ``evidence_depth`` results
 for every query run (no-answer ones included), the query text and the relevant judgments
@@ -164,7 +165,16 @@ class _Model(BaseModel):
 
 
 class LatencySummary(_Model):
-    """Nearest-rank percentiles of per-query latency, in milliseconds."""
+    """Nearest-rank percentiles of per-query latency, in milliseconds, and the conditions
+    they were measured under (`rankproof.retrieval.TimingStamp`).
+
+    The condition fields are None in a report written before they were recorded: then
+    the percentiles may include the stage's warm-up. ``warmup_queries`` were searched
+    before the timed pass (their ``warmup_ms`` excluded from every percentile);
+    ``threads`` is torch's intra-op thread count during the timed pass (None: torch was
+    not loaded), ``threads_set`` whether rankproof set it; ``load_before``/``load_after``
+    the 1-minute load average around the timed pass, on ``cpus`` CPUs.
+    """
 
     n: int
     p50: float
@@ -172,6 +182,55 @@ class LatencySummary(_Model):
     p99: float
     mean: float
     max: float
+    warmup_queries: int | None = None
+    warmup_ms: float | None = None
+    threads: int | None = None
+    threads_set: bool | None = None
+    load_before: float | None = None
+    load_after: float | None = None
+    cpus: int | None = None
+
+    @property
+    def load(self) -> float | None:
+        """The higher of the two load averages (None when not recorded)."""
+        seen = [x for x in (self.load_before, self.load_after) if x is not None]
+        return max(seen) if seen else None
+
+    @property
+    def loaded(self) -> bool:
+        """True when the load average exceeded the CPU count during the timed pass."""
+        load = self.load
+        return load is not None and self.cpus is not None and load > self.cpus
+
+    def conditions(self) -> str | None:
+        """``threads=1, load 0.8/2 CPUs, warm-up 8 queries 1.2 s excluded``; None when the
+        report did not record them."""
+        if self.warmup_queries is None:
+            return None
+        parts = []
+        if self.threads is None:
+            parts.append("torch not loaded")
+        else:
+            parts.append(f"threads={self.threads}" + ("" if self.threads_set
+                                                      else " (torch's own)"))
+        load = self.load
+        if load is not None:
+            cpus = f"/{self.cpus} CPUs" if self.cpus is not None else ""
+            parts.append(f"load {load:.1f}{cpus}" + (", over capacity" if self.loaded else ""))
+        if self.warmup_queries:
+            ms = self.warmup_ms or 0.0
+            took = f"{ms / 1000:.1f} s" if ms >= 100 else f"{ms:.0f} ms"
+            parts.append(f"warm-up {self.warmup_queries} "
+                         f"quer{'y' if self.warmup_queries == 1 else 'ies'} {took} excluded")
+        else:
+            parts.append("no warm-up")
+        return ", ".join(parts)
+
+    def describe(self) -> str:
+        """``p50 12.3 ms, p95 20.1 ms`` and, when recorded, the conditions in brackets."""
+        text = f"p50 {self.p50:.1f} ms, p95 {self.p95:.1f} ms"
+        cond = self.conditions()
+        return text if cond is None else f"{text} ({cond})"
 
 
 class CategoryResult(_Model):
@@ -276,13 +335,18 @@ class Provenance(_Model):
     embed_model: dict[str, Any] | None = None
     """The dense stage's model identity (name, digest of its files, where it was loaded
     from), when a real embedding model ran."""
+    engine: dict[str, Any] | None = None
+    """What ran the experiment's distributable work (`rankproof.engine`'s ``describe()``:
+    engine, workers, …); None in a report written before engines existed. It never changes
+    a number."""
 
 
 def eval_provenance(*, seed: int, corpus_digest: str, judgments_digest: str,
                     config_digest: str, inputs: Mapping[str, Any] | None = None,
                     output: str | Path | None = None,
                     scope: Mapping[str, str] | None = None,
-                    embed_model: Mapping[str, Any] | None = None) -> Provenance:
+                    embed_model: Mapping[str, Any] | None = None,
+                    engine: Mapping[str, Any] | None = None) -> Provenance:
     """The eval report's provenance: the one manifest block plus the eval digests.
 
     Its scope says ``queries: full`` (every judged query of the inputs is evaluated) and
@@ -292,7 +356,8 @@ def eval_provenance(*, seed: int, corpus_digest: str, judgments_digest: str,
                        extra={"corpus_digest": corpus_digest,
                               "judgments_digest": judgments_digest,
                               "config_digest": config_digest,
-                              **({"embed_model": dict(embed_model)} if embed_model else {})})
+                              **({"embed_model": dict(embed_model)} if embed_model else {}),
+                              **({"engine": dict(engine)} if engine else {})})
     return Provenance.model_validate(block)
 
 
@@ -361,7 +426,7 @@ class EvalReport(_Model):
             seed=prov.seed, corpus_digest=prov.corpus_digest,
             judgments_digest=prov.judgments_digest, config_digest=prov.config_digest,
             inputs=inputs, output=output, scope=scope or prov.scope,
-            embed_model=prov.embed_model)})
+            embed_model=prov.embed_model, engine=prov.engine)})
 
     def without_timings(self) -> dict[str, Any]:
         """The report as a dict minus what legitimately differs between reruns."""

@@ -38,6 +38,13 @@ def stage_table(report: EvalReport) -> Table:
     return table
 
 
+def latency_notes(report: EvalReport) -> list[str]:
+    """One line per stage whose latency conditions were recorded: its p50 and p95 with the
+    torch threads, the machine load and the warm-up excluded from them."""
+    return [f"latency {s.name}: {s.latency.describe()}" for s in report.stages
+            if s.latency.conditions() is not None]
+
+
 def _categories(report: EvalReport) -> list[str]:
     seen: dict[str, None] = {}
     for s in report.stages:
@@ -119,7 +126,7 @@ def abstention_table(report: EvalReport) -> tuple[Table | None, list[str]]:
 
 def eval_tables(report: EvalReport) -> list[tuple[Table, list[str]]]:
     """Every table of the report's terminal view (before the comparison), with its notes."""
-    out: list[tuple[Table, list[str]]] = [(stage_table(report), [])]
+    out: list[tuple[Table, list[str]]] = [(stage_table(report), latency_notes(report))]
     by_category = category_table(report)
     if by_category is not None:
         out.append(by_category)

@@ -72,13 +72,16 @@ def _eval(doc: Document) -> View:
     inputs = report.inputs
     title = (f"eval: {inputs.name} — {inputs.scored_queries} scored queries, "
              f"{len(report.stages)} stages, {inputs.granularity} granularity")
+    timing = tuple(f"latency {s.name}: {s.latency.describe()}" for s in report.stages
+                   if s.latency.conditions() is not None)
     stages = Table(
         key="stages", title="stage means (and per-query latency, ms)",
         columns=("stage", *(label(m) for m in report.measures), "p50 ms", "p95 ms", "p99 ms"),
         rows=tuple((s.name, *(fmt(s.means.get(m)) for m in report.measures),
                     fmt(s.latency.p50, 1), fmt(s.latency.p95, 1), fmt(s.latency.p99, 1))
                    for s in report.stages),
-        numeric=(False, *(True for _ in report.measures), True, True, True))
+        numeric=(False, *(True for _ in report.measures), True, True, True),
+        notes=timing)
     tables = [stages]
     categories = list(dict.fromkeys(c for s in report.stages for c in s.categories))
     if len(categories) > 1:
@@ -107,7 +110,7 @@ def _eval(doc: Document) -> View:
         inputs.query_categories)
     latency = Latency(
         stages=tuple((s.name, s.latency.model_dump()) for s in report.stages),
-        values={s.name: tuple(s.latency_ms.values()) for s in report.stages})
+        values={s.name: tuple(s.latency_ms.values()) for s in report.stages}, notes=timing)
     curves = tuple(c for c in (pr_curve({s.name: s.means for s in report.stages}),)
                    if c is not None)
     prov = provenance_rows(report.provenance.model_dump(exclude_unset=True),

@@ -16,13 +16,19 @@ from rankproof.retrieval._base import (
     retrieved_nothing,
 )
 from rankproof.retrieval._bm25 import BM25Retriever
-from rankproof.retrieval._dense import DenseRetriever, exact_search
+from rankproof.retrieval._dense import (
+    DENSE_INDEXES,
+    DenseRetriever,
+    check_dense_index,
+    exact_search,
+)
 from rankproof.retrieval._embed import (
     HASHING_NOTE,
     Embedder,
     HashingEmbedder,
     SentenceTransformerEmbedder,
 )
+from rankproof.retrieval._embed_cache import EmbedStats, embedder_spec
 from rankproof.retrieval._embed_model import (
     ModelIdentity,
     embed_model_problem,
@@ -38,15 +44,29 @@ from rankproof.retrieval._rerank import (
     SentenceTransformerCrossEncoder,
     rerank_unavailable_reason,
 )
+from rankproof.retrieval._search import block_search
 from rankproof.retrieval._testing import make_plumbing_cross_encoder
+from rankproof.retrieval._timing import (
+    DEFAULT_THREADS,
+    DEFAULT_WARMUP,
+    TimedSearch,
+    TimingStamp,
+    machine_load,
+    timed_search,
+    torch_threads,
+)
 
 __all__ = [
+    "DEFAULT_THREADS",
+    "DEFAULT_WARMUP",
+    "DENSE_INDEXES",
     "HASHING_NOTE",
     "PLUMBING_NOTE",
     "BM25Retriever",
     "CrossEncoder",
     "DenseRetriever",
     "Docs",
+    "EmbedStats",
     "Embedder",
     "FusionMethod",
     "FusionRetriever",
@@ -59,15 +79,23 @@ __all__ = [
     "SentenceTransformerCrossEncoder",
     "SentenceTransformerEmbedder",
     "StageOutput",
+    "TimedSearch",
+    "TimingStamp",
+    "block_search",
+    "check_dense_index",
     "default_cache_dir",
     "default_norm",
     "docs_digest",
     "embed_model_problem",
+    "embedder_spec",
     "exact_search",
     "fuse",
+    "machine_load",
     "make_plumbing_cross_encoder",
     "model_identity",
     "rerank_unavailable_reason",
     "resolve_embed_model",
     "retrieved_nothing",
+    "timed_search",
+    "torch_threads",
 ]
