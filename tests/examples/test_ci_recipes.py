@@ -164,6 +164,11 @@ def test_a_blocking_failure_fails_the_gate_step(workspace: tuple[Path, dict[str,
     strict.write_text("checks:\n  - id: impossible\n    metric: nDCG@10\n    op: '>='\n"
                       "    threshold: 1.01\n", encoding="utf-8")
     (job,) = _load("rankproof-pr.yml")["jobs"].values()
+    # The workflow's eval step first: this test must not rely on another test (which may
+    # run in another xdist worker) having written the report the gate reads.
+    evaluate = next(s["run"] for s in job["steps"] if "rankproof eval" in s.get("run", ""))
+    made = _run(_offline(_substitute(evaluate)), root, env)
+    assert made.returncode == 0, made.stderr
     gate = next(s["run"] for s in job["steps"] if "rankproof gate" in s.get("run", ""))
     script = _substitute(gate).replace("examples/ci/checks.yaml", str(strict))
     done = _run(script.replace(" --markdown", " --force --markdown"), root, env)

@@ -80,6 +80,7 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         timeout = 5  # socket timeout: a stuck client cannot hold a handler thread
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # no 40 ms delayed-ACK stall between headers and body
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet test output
             pass

@@ -22,9 +22,9 @@ def test_public_names_are_pinned_and_sorted() -> None:
     assert set(rankproof.targets.__all__) == {
         "CallableTarget", "Case", "CaseRow", "GoldenSet", "HttpTarget", "RetrieverTarget",
         "RunProvenance",
-        "RunResult", "Target", "TargetResponse", "as_cases", "compute_aggregate",
+        "RunResult", "ShardPlan", "Target", "TargetResponse", "as_cases", "compute_aggregate",
         "default_build_payload", "default_extract", "judgments_digest", "load_goldens",
-        "register_loader", "run",
+        "register_loader", "run", "shard_plan",
     }
     for name in rankproof.targets.__all__:
         assert hasattr(rankproof.targets, name), name

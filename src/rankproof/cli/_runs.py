@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast, get_args
@@ -232,8 +232,11 @@ def load_runs(qrels: Path | str | None, paths: list[Path], *, names: list[str] |
                for r, n in zip(runs, labels, strict=True)]
 
 
-def run_names(paths: list[str], runs: list[Run]) -> list[str]:
-    """Each run's name: its tag when unique among the runs, else its path made unique."""
+def run_names(paths: list[str], runs: Sequence[Any]) -> list[str]:
+    """Each run's name: its tag when unique among the runs, else its path made unique.
+
+    ``runs`` are `Run` objects, or anything with their ``name`` and ``tag`` (a run
+    evaluated elsewhere, `rankproof.cli._many`)."""
     tags = [r.tag for r in runs]
     by_path = path_names(paths, [r.name for r in runs])
     out = [t if t and tags.count(t) == 1 else p for t, p in zip(tags, by_path, strict=True)]

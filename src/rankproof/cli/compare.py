@@ -20,7 +20,9 @@ import typer
 from typer.core import TyperCommand
 
 from rankproof.cli._app import EXIT_FAILED, app, err_console, error_boundary, print_note, readable
+from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption, engine_from
 from rankproof.cli._evidence import sidecar_outputs, stream_text, write_reports
+from rankproof.cli._many import evaluate_run_files
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import (
     DedupeChoice,
@@ -30,7 +32,6 @@ from rankproof.cli._runs import (
     check_diversity,
     choices,
     dedupe_option,
-    load_runs,
     names_option,
     order_option,
     output_option,
@@ -45,9 +46,11 @@ from rankproof.comparison import (
     EvidenceSidecar,
     Pairs,
     collect_evidence,
+    compare_tables,
+    judged_measure,
     read_queries,
 )
-from rankproof.comparison import compare as run_compare
+from rankproof.measures import resolve_measures
 from rankproof.report.compare import comparison_markdown, comparison_tables
 from rankproof.report.console import make_console, plain, print_table
 from rankproof.stats import CORRECTIONS, TESTS
@@ -168,31 +171,44 @@ def compare(
              "NAME.evidence.json beside it."),
     subtopics: bool = subtopics_option(),
     force: bool = force_option(),
+    engine: EngineOption = "local",
+    address: AddressOption = None,
+    workers: WorkersOption = None,
 ) -> None:
     """Is each candidate better, worse, or not detectably different from the baseline?"""
     guard_outputs([(output, "rankproof.comparison"), *sidecar_outputs([output])],
                   [qrels, baseline, *candidates, queries], force=force)
     check_diversity(measures, subtopics)
     texts = read_queries(queries) if queries is not None else None
-    q, runs = load_runs(qrels, [baseline, *candidates], names=names, dedupe=dedupe,
-                        allow_extra_columns=allow_extra_columns, subtopics=subtopics)
-    assert q is not None
-    result = run_compare(
-        q, runs, measures or None, baseline=runs[0].name, test=str(test),  # type: ignore[arg-type]
-        alpha=alpha, correction=str(correction), pairs=str(pairs),  # type: ignore[arg-type]
-        resamples=resamples, seed=seed, rel_level=rel_level,
-        topics=str(topics), order=str(order),  # type: ignore[arg-type]
+    ms = resolve_measures(measures or None)
+    # Each run file is read, evaluated (with its Judged@k columns) and its top ids collected
+    # in one task of the engine; only the numbers come back, in the order of the runs.
+    with engine_from(engine, address, workers) as executor:
+        engine_info = executor.describe()
+        q, evaluated = evaluate_run_files(
+            qrels, [baseline, *candidates],
+            (*ms, *dict.fromkeys(judged_measure(m) for m in ms)), executor=executor,
+            names=names, dedupe=dedupe, allow_extra_columns=allow_extra_columns,
+            subtopics=subtopics, rel_level=rel_level, topics=str(topics), order=str(order),
+            evidence_depth=evidence_depth)
+    tables = {r.per_query.run_name: r.per_query for r in evaluated}
+    result = compare_tables(
+        q, tables, ms, baseline=evaluated[0].per_query.run_name,
+        test=str(test), alpha=alpha, correction=str(correction),  # type: ignore[arg-type]
+        pairs=str(pairs), resamples=resamples, seed=seed,  # type: ignore[arg-type]
+        rel_level=rel_level, topics=str(topics),  # type: ignore[arg-type]
     )
     if evidence_depth > 0:
-        evidence = collect_evidence(q, {run.name: run for run in runs}, k=evidence_depth,
-                                    queries=texts, rel_level=rel_level,
-                                    order=str(order))  # type: ignore[arg-type]
+        evidence = dataclasses.replace(
+            collect_evidence(q, {}, k=evidence_depth, queries=texts, rel_level=rel_level,
+                             order=str(order)),  # type: ignore[arg-type]
+            top={r.per_query.run_name: r.top or {} for r in evaluated})
         result = dataclasses.replace(result, evidence=evidence,
                                      caveats=(*result.caveats, *_text_caveats(evidence, texts,
                                                                               queries)))
     result = _stamped(result, seed=seed, inputs={"qrels": qrels, "runs": [baseline, *candidates],
                                                  "queries": queries},
-                      output=output, full=result.n_topics == len(q.topics))
+                      output=output, full=result.n_topics == len(q.topics), engine=engine_info)
     if output is not None:
         _write(output, result)
     _print_comparison(result, str(fmt))
@@ -275,12 +291,15 @@ def compare_stages(
 
 
 def _stamped(result: Comparison, *, seed: int, inputs: dict[str, Any], output: Path | None,
-             full: bool, pool: str = "unknown") -> Comparison:
-    """The comparison with its provenance block; a scope note printed when it is partial."""
+             full: bool, pool: str = "unknown",
+             engine: dict[str, Any] | None = None) -> Comparison:
+    """The comparison with its provenance block (and the engine that evaluated the runs,
+    when one did); a scope note printed when it is partial."""
     from rankproof._manifest import provenance, scope_note
 
     block = provenance(seed=seed, inputs=inputs, output=output,
-                       scope={"queries": "full" if full else "subset", "pool": pool})
+                       scope={"queries": "full" if full else "subset", "pool": pool},
+                       extra={"engine": engine} if engine is not None else None)
     note = scope_note(block["scope"])
     if note is not None:
         print_note(note)

@@ -24,6 +24,7 @@ from typer.core import TyperCommand
 
 from rankproof._errors import ConfigError, InputError
 from rankproof.cli._app import EXIT_FAILED, app, error_boundary, print_note, readable
+from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption, engine_from
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import choices, write_output
 from rankproof.discovery import (
@@ -188,6 +189,9 @@ def discover(
     output: Path | None = typer.Option(None, "-o", "--output", "--json", metavar="PATH",
                                        help="Also write the JSON document here."),
     force: bool = force_option(),
+    engine: EngineOption = "local",
+    address: AddressOption = None,
+    workers: WorkersOption = None,
 ) -> None:
     """Is the right capability found first, low, or not at all — and is "nothing applies" said?"""
     if catalog is not None and retriever is not None:
@@ -237,15 +241,23 @@ def discover(
     floors: tuple[float | None, ...] = (None,)
     if calibration is not None and _finite(calibration.min_score) is not None:
         floors = (None, calibration.min_score)  # the sweep also tries the calibrated floor
-    swept = sweep_selector(searcher, loaded, k=k, min_score_grid=floors) if sweep else None
+    swept = drawn = None
+    engine_info: dict[str, Any] | None = None
+    if sweep or curve:  # the sweep's cells and the curve's sizes are the engine's tasks
+        with engine_from(engine, address, workers) as executor:
+            engine_info = executor.describe()
+            if sweep:
+                swept = sweep_selector(searcher, loaded, k=k, min_score_grid=floors,
+                                       executor=executor)
+            if curve:
+                assert cat is not None
+                drawn = distractor_curve_from_cases(
+                    cat, loaded, mode=str(curve_mode), trials=trials, seed=seed,
+                    sizes=DFLT_DISTRACTOR_SIZES,
+                    embedder=_embedder(str(embedder), str(curve_mode)), executor=executor)
     if swept is not None:
         sections += sweep_section(swept)
-    drawn = None
-    if curve:
-        assert cat is not None
-        drawn = distractor_curve_from_cases(
-            cat, loaded, mode=str(curve_mode), trials=trials, seed=seed,
-            sizes=DFLT_DISTRACTOR_SIZES, embedder=_embedder(str(embedder), str(curve_mode)))
+    if drawn is not None:
         sections += curve_section(drawn)
     inputs: dict[str, str | Path] = {"cases": cases_path}
     if catalog_path is not None:
@@ -253,6 +265,8 @@ def discover(
     doc = discovery_document(identity=searcher.identity, seed=seed, inputs=inputs,
                              discovery=report, calibration=calibration, sweep=swept,
                              curve=drawn)
+    if engine_info is not None:
+        doc["provenance"]["engine"] = engine_info
     notes = tuple(dict.fromkeys((*searcher.notes, *(("results are degraded: " +
                                                       "; ".join(searcher.notes),)
                                                      if searcher.degraded else ()))))

@@ -20,6 +20,7 @@ from rich.progress import (
 from rich.table import Table
 
 from rankproof.cli._app import app, err_console, error_boundary
+from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption, engine_from
 from rankproof.cli._evidence import sidecar_outputs, write_reports
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import choices
@@ -42,6 +43,7 @@ from rankproof.measures import resolve_measures
 from rankproof.report.compare import comparison_compact_table, comparison_markdown
 from rankproof.report.console import make_console, plain, print_table
 from rankproof.report.eval import eval_tables
+from rankproof.retrieval import DENSE_INDEXES
 
 DEFAULT_OUTPUT = Path("evals/results/latest.json")
 
@@ -55,11 +57,13 @@ if TYPE_CHECKING:
     Granularity = str
     CollectionName = str
     EmbedderOpt = str
+    DenseIndexOpt = str
     EvalFormat = str
 else:
     Granularity = choices("Granularity", typing.get_args(_CONFIG_TYPES["granularity"]))
     CollectionName = choices("CollectionName", COLLECTIONS)
     EmbedderOpt = choices("EmbedderOpt", typing.get_args(_CONFIG_TYPES["embedder"]))
+    DenseIndexOpt = choices("DenseIndexOpt", DENSE_INDEXES)
     EvalFormat = choices("EvalFormat", FORMATS)
 
 
@@ -98,7 +102,8 @@ def _inputs(corpus: Path | None, judgments: Path | None, collection: CollectionN
     return golden_inputs(g, chunk_size, overlap)  # type: ignore[arg-type]
 
 
-def _plan(inputs: EvalInputs, config: EvalConfig, outputs: list[Path]) -> Table:
+def _plan(inputs: EvalInputs, config: EvalConfig, outputs: list[Path], warmup: int = 8,
+          threads: int = 1) -> Table:
     table = Table(title="plan (--dry-run: nothing is indexed, searched or written)",
                   title_justify="left", show_header=False)
     table.add_column("what", style="bold")
@@ -118,6 +123,9 @@ def _plan(inputs: EvalInputs, config: EvalConfig, outputs: list[Path]) -> Table:
                        f"{config.correction}, α = {config.alpha:g}"),
         ("evidence", f"each stage's top {config.evidence_depth} per query, with the query text "
                      "and the gold" if config.evidence_depth else "none (--evidence-depth 0)"),
+        ("latency", (f"after a {warmup}-query warm-up per stage" if warmup
+                     else "no warm-up") + ", torch threads "
+                    + (str(threads) if threads else "as torch sets them")),
         ("report", ", ".join(map(str, outputs))),
     ]
     for r in rows:
@@ -228,9 +236,22 @@ def eval_command(
              "installed package that ships one (default: the bundled all-MiniLM-L6-v2). "
              "Loaded offline; its name and file digest key the embedding cache and are "
              "recorded in the report."),
+    dense_index: DenseIndexOpt = typer.Option(
+        "exact", "--dense-index",
+        help="The dense stage's search: exact (every chunk scored, in blocks) or a FAISS "
+             "index (faiss-flat, faiss-hnsw, faiss-ivf; the faiss extra), labelled "
+             "approximate, with its recall@k against exact search measured and reported."),
     rerank_model: Path | None = typer.Option(None, "--rerank-model", metavar="DIR",
                                              help="Local cross-encoder directory for rerank."),
     resamples: int = typer.Option(10_000, "--resamples", metavar="N"),
+    warmup: int = typer.Option(
+        8, "--warmup", metavar="N", min=0,
+        help="Search the first N queries, untimed, before timing each stage (0: no warm-up); "
+             "the warm-up's time is reported apart from the latency percentiles."),
+    threads: int = typer.Option(
+        1, "--threads", metavar="N", min=0,
+        help="torch's intra-op threads while stages are timed one query at a time "
+             "(0: torch's own setting); recorded with the latencies and the machine load."),
     seed: int = typer.Option(0, "--seed"),
     alpha: float = typer.Option(0.05, "--alpha"),
     evidence_depth: int = typer.Option(
@@ -245,6 +266,9 @@ def eval_command(
     quiet: bool = typer.Option(False, "--quiet", help="No progress display."),
     fmt: EvalFormat = typer.Option("table", "--format", "-f", help="Output format."),
     force: bool = force_option(),
+    engine: EngineOption = "local",
+    address: AddressOption = None,
+    workers: WorkersOption = None,
 ) -> None:
     """Run BM25 / dense / fusion / rerank over a corpus and compare each with BM25."""
     outputs = _outputs(output)
@@ -260,7 +284,7 @@ def eval_command(
         measures=tuple(measures) if measures else DEFAULT_EVAL_MEASURES,
         granularity=gran,  # type: ignore[arg-type]
         chunk_size=chunk_size, overlap=overlap, embedder=str(embedder),  # type: ignore[arg-type]
-        embed_model=embed_model,
+        embed_model=embed_model, dense_index=str(dense_index),
         rerank_model=str(rerank_model) if rerank_model else None,
         resamples=resamples, seed=seed, alpha=alpha, evidence_depth=evidence_depth,
     )
@@ -269,10 +293,12 @@ def eval_command(
                      overlap, irds)
     console = make_console()
     if dry_run:
-        print_table(console, _plan(inputs, config, outputs))
+        print_table(console, _plan(inputs, config, outputs, warmup, threads))
         return
-    with _progress(quiet, 2 * len(config.stages) + 1) as say:
-        report, comparison = run_experiment(inputs, config, progress=say)
+    with engine_from(engine, address, workers) as executor, \
+            _progress(quiet, 2 * len(config.stages) + 1) as say:
+        report, comparison = run_experiment(inputs, config, progress=say, warmup=warmup,
+                                            threads=threads or None, executor=executor)
     report = report.stamped(inputs=_input_files(corpus, judgments or (adapted[1] if adapted
                                                                       else None),
                                                 collection, data_root, beir, split, irds),

@@ -5,6 +5,11 @@ report, ``rankproof measure -f json`` output, a ``rankproof compare -o``
 comparison, a run result); so may a ``--baseline`` given as a path
 (`rankproof.gate.load_result`). ``--plugin`` imports modules that register
 metrics before the checks' names are resolved.
+
+With ``--target URL --goldens PATH`` the gate runs a search service over the
+golden set instead of reading a report (`rankproof.cli._gate_target`): sharded
+on ``--engine/--workers``, never more than ``--max-concurrency`` requests in
+flight, checkpointed as shards finish and continued by ``--resume``.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import typer
 from rankproof._errors import ConfigError
 from rankproof._io import commit_all
 from rankproof.cli._app import EXIT_FAILED, app, err_console, error_boundary
+from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption
 from rankproof.cli._outputs import STDIN, force_option, guard_outputs
 from rankproof.cli._runs import choices
 from rankproof.gate import (
@@ -118,11 +124,17 @@ def _baseline_file(ref: str | None, directory: Path) -> Path | None:
         return None
 
 
-def _provenance(seed: int, checks: Path, report: Path, baseline: Path | None,
-                json_out: Path | None) -> dict[str, Any]:
-    """The verdict's provenance block; its scope is the checked report's."""
+def _provenance(seed: int, checks: Path, report: Path | None, baseline: Path | None,
+                json_out: Path | None, goldens: Path | None = None,
+                ran: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The verdict's provenance block; its scope is the checked report's (a target run has
+    none), and a target run records its engine and target."""
     from rankproof._manifest import provenance, recorded_scope
 
+    if report is None:
+        return provenance(seed=seed, inputs={"checks": checks, "goldens": goldens,
+                                             "baseline": baseline},
+                          output=json_out, extra=ran)
     return provenance(seed=seed, inputs={"checks": checks, "report": report,
                                          "baseline": baseline},
                       output=json_out, scope=recorded_scope(report))
@@ -132,10 +144,12 @@ def _provenance(seed: int, checks: Path, report: Path, baseline: Path | None,
 @error_boundary
 def gate_command(
     checks: Path = typer.Argument(..., metavar="CHECKS", help="Checks file (YAML)."),
-    report: Path = typer.Option(DEFAULT_REPORT, "--report", "-r", metavar="PATH",
-                                help="What to check: a rankproof eval report, rankproof "
-                                     "measure JSON (-f json) or a comparison (rankproof "
-                                     "compare -o) — any rankproof JSON with per-query values."),
+    report: Path | None = typer.Option(None, "--report", "-r", metavar="PATH",
+                                       help="What to check: a rankproof eval report, rankproof "
+                                            "measure JSON (-f json) or a comparison (rankproof "
+                                            "compare -o) — any rankproof JSON with per-query "
+                                            f"values. Default {DEFAULT_REPORT}, unless "
+                                            "--target runs a service instead."),
     stage: str | None = typer.Option(None, "--stage", "--system", metavar="NAME",
                                      help="The report stage, measure run or comparison system "
                                           "to check (required when the file has several; a "
@@ -163,26 +177,94 @@ def gate_command(
     fmt: GateFormat = typer.Option("table", "--format", "-f",
                                    help="What to print on standard output."),
     force: bool = force_option(),
+    target: str | None = typer.Option(
+        None, "--target", metavar="URL", rich_help_panel="Target run",
+        help="Run this HTTP search service over --goldens and gate the run, instead of "
+             "reading --report: POST {\"query\", \"id\"}, read {\"ids\": [...]}; one retry on "
+             "a 5xx or transport error."),
+    goldens: Path | None = typer.Option(None, "--goldens", metavar="PATH",
+                                        rich_help_panel="Target run",
+                                        help="The golden cases (JSONL, YAML or CSV) for --target."),
+    target_name: str = typer.Option("target", "--target-name", metavar="NAME",
+                                    rich_help_panel="Target run",
+                                    help="The target's name in the verdict."),
+    max_concurrency: int = typer.Option(4, "--max-concurrency", min=1, metavar="N",
+                                        rich_help_panel="Target run",
+                                        help="Requests in flight at once, across all workers."),
+    timeout: float = typer.Option(10.0, "--timeout", min=0.001, metavar="S",
+                                  rich_help_panel="Target run",
+                                  help="Seconds for each connect, read and write."),
+    deadline: float | None = typer.Option(None, "--deadline", min=0.001, metavar="S",
+                                          rich_help_panel="Target run",
+                                          help="Seconds for a whole call, retry included "
+                                               "(default twice --timeout)."),
+    headers: list[str] | None = typer.Option(None, "--header", metavar="'NAME: VALUE'",
+                                             rich_help_panel="Target run",
+                                             help="Sent with every request. Repeatable."),
+    shard_size: int = typer.Option(256, "--shard-size", min=1, metavar="N",
+                                   rich_help_panel="Target run",
+                                   help="Cases per shard: the unit of work and of checkpoints."),
+    resume: bool = typer.Option(False, "--resume", rich_help_panel="Target run",
+                                help="Continue an interrupted --target run from its checkpoint "
+                                     "(in the rankproof cache folder) instead of refusing it."),
+    quiet: bool = typer.Option(False, "--quiet", rich_help_panel="Target run",
+                               help="No progress on standard error."),
+    engine: EngineOption = "local",
+    address: AddressOption = None,
+    workers: WorkersOption = None,
 ) -> None:
     """Check a report against CHECKS: exit 0 pass, 1 a blocking check failed, 2 bad input.
 
     The report may be any rankproof JSON with per-query values: an eval report, rankproof
-    measure -f json output, or a rankproof compare -o comparison.
+    measure -f json output, or a rankproof compare -o comparison. With --target URL
+    --goldens PATH the gate runs that service over the golden cases instead (resumable
+    with --resume after an interruption).
     """
+    if target is None:
+        used = [flag for flag, on in (("--goldens", goldens is not None), ("--resume", resume),
+                                      ("--engine ray", str(engine) == "ray"),
+                                      ("--address", address is not None),
+                                      ("--workers", workers is not None)) if on]
+        if used:
+            raise ConfigError(f"{', '.join(used)} only apply to a target run; give --target URL")
+    elif report is not None or stage is not None:
+        raise ConfigError("--target runs a service; --report/--stage check a file: give one "
+                          "or the other")
+    elif goldens is None:
+        raise ConfigError("--target needs --goldens PATH, the cases to run it on")
+    if target is None and report is None:
+        report = DEFAULT_REPORT
     guard_outputs([(junit, None), (markdown, None), (json_out, "rankproof.gate")],
-                  [report, checks, _baseline_file(baseline, baseline_dir)], force=force)
+                  [report if target is None else goldens, checks,
+                   _baseline_file(baseline, baseline_dir)], force=force)
     for module in plugins or ():
         import_plugin(module)
-    result = load_result(report, stage)
-    spec = load_checks(checks, known_case_ids=result.case_ids)
+    if goldens is not None:
+        from rankproof.targets import load_goldens
+
+        cases = load_goldens(goldens)
+        spec = load_checks(checks, known_case_ids=cases.ids())
+    else:
+        result = load_result(report or DEFAULT_REPORT, stage)
+        spec = load_checks(checks, known_case_ids=result.case_ids)
     base = None
     if baseline is not None:
         base = load_baseline_input(baseline, baseline_dir, stage=baseline_stage)
     elif baseline_stage is not None:
         raise ConfigError("--baseline-stage chooses within --baseline PATH; give --baseline")
-    verdict = run_gate(spec, result, base)
+    ran = None
+    if target is not None and goldens is not None:
+        from rankproof.cli._gate_target import run_target_gate
+
+        verdict, _result, ran = run_target_gate(
+            spec, base, cases, url=target, name=target_name, max_concurrency=max_concurrency,
+            timeout=timeout, deadline=deadline, headers=headers, shard_size=shard_size,
+            resume=resume, engine=str(engine), address=address, workers=workers, quiet=quiet)
+    else:
+        verdict = run_gate(spec, result, base)
     verdict = dataclasses.replace(verdict, provenance=_provenance(
-        verdict.seed, checks, report, _baseline_file(baseline, baseline_dir), json_out))
+        verdict.seed, checks, report, _baseline_file(baseline, baseline_dir), json_out,
+        goldens, ran))
     render(verdict, str(fmt))
     for line in write_outputs(verdict, junit, markdown, json_out):
         err_console.print(plain(f"wrote {line}"))

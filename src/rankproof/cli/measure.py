@@ -10,6 +10,9 @@ import typer
 
 from rankproof._errors import InputError
 from rankproof.cli._app import EXIT_FAILED, app, error_boundary, print_note
+from rankproof.cli._capped import memory_cap_option, parse_size, should_stream
+from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption, engine_from
+from rankproof.cli._many import evaluate_run_files
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import (
     DedupeChoice,
@@ -41,6 +44,9 @@ from rankproof.measures import (
     evaluate,
     is_set,
     parse_many,
+    relstring_length,
+    relstring_request,
+    relstrings,
     select_trec_eval,
     split_measure_list,
     trec_eval_run,
@@ -77,7 +83,7 @@ def select_measures(specs: list[str] | None, fmt: str) -> tuple[tuple[Measure, .
     """
     if not specs:
         specs = ["official"] if fmt == "trec" else list(DEFAULT_MEASURES)
-    header = False
+    header = strings = False
     out: list[Measure] = []
     for spec in specs:
         for word in filter(None, (t.strip() for t in spec.split(" "))):
@@ -85,11 +91,14 @@ def select_measures(specs: list[str] | None, fmt: str) -> tuple[tuple[Measure, .
                 if token in TREC_HEADER_LINES:
                     header = True
                     continue
+                if relstring_length(token) is not None:  # a string, not a Measure: _relstring
+                    strings = True
+                    continue
                 header = header or is_set(token)
                 made = parse_many(token)
                 out.extend(m for m in made if m not in out)
                 _note_spelling(token, made)
-    if not out:
+    if not out and not strings:
         raise typer.BadParameter("no measures selected (runid and num_q are not measures)",
                                  param_hint="'-m'")
     return tuple(out), header
@@ -99,6 +108,8 @@ def _parses(text: str) -> bool:
     if text in TREC_HEADER_LINES:
         return True
     try:
+        if relstring_length(text) is not None:
+            return True
         parse_many(text)
     except ValueError:
         return False
@@ -111,7 +122,8 @@ def _note_spelling(token: str, made: tuple[Measure, ...]) -> None:
         covered = set(made)
         gap = list(dict.fromkeys(
             c.family for c in select_trec_eval([token]).columns
-            if c.style != "header" and (c.measure is None or c.measure not in covered)))
+            if c.style not in ("header", "string")  # relstring: see _relstring
+            and (c.measure is None or c.measure not in covered)))
         if gap:
             print_note(f"{token}: trec_eval 10 also prints {', '.join(gap)}, which rankproof "
                        "does not implement yet; left out of this output")
@@ -119,6 +131,41 @@ def _note_spelling(token: str, made: tuple[Measure, ...]) -> None:
     if len(made) == 1 and "(" in token and str(made[0]) != token.replace(" ", ""):
         print_note(f"{token!r} is written {str(made[0])!r} in rankproof's canonical form "
                    "(the output shows that name)")
+
+
+def _relstring(specs: list[str] | None, fmt: str, per_topic: bool,
+               only: bool) -> tuple[str, int] | None:
+    """trec_eval's ``relstring`` (a per-topic string of labels, not a number) when ``-m``
+    asks for it (by name or through ``all_trec``) and the output can show it: ``--format
+    trec`` per topic, where trec_eval prints it (never in the ``all`` lines). Any other
+    output leaves it out with a note; asking for it alone there is refused."""
+    words = [t for spec in specs or () for w in filter(None, (x.strip() for x in spec.split()))
+             for t in split_measure_list(w, _parses)]
+    asked = relstring_request(words)
+    if asked is None or (fmt == "trec" and per_topic):
+        return asked
+    where = ("the 'all' lines (trec_eval prints it per topic only: add -q)" if fmt == "trec"
+             else f"this {fmt} output (--format trec -q prints it, as trec_eval does)")
+    if only:
+        raise typer.BadParameter(f"{asked[0]} is a per-topic string of labels, not a number, "
+                                 f"and is not shown in {where}", param_hint="'-m'")
+    print_note(f"{asked[0]}: a per-topic string of labels, not a number; left out of {where}")
+    return None
+
+
+def _relstring_texts(asked: tuple[str, int] | None, qrels: Qrels, loaded: list[Run],
+                     runs: list[Path], names: list[str] | None, dedupe: DedupeChoice | None,
+                     allow_extra_columns: bool, max_retrieved: int | None,
+                     judged_only: bool) -> list[tuple[str, dict[str, str]]] | None:
+    """Each run's relstrings (after -M and -J, as evaluated), for `trec_lines`; the runs are
+    read here again when an engine evaluated them elsewhere (the strings are short)."""
+    if asked is None:
+        return None
+    if not loaded:
+        _, loaded = load_runs(None, runs, names=names, dedupe=dedupe,
+                              allow_extra_columns=allow_extra_columns)
+        loaded = _trec_eval_runs(qrels, loaded, max_retrieved, judged_only)
+    return [(asked[0], dict(relstrings(run, qrels, asked[1]))) for run in loaded]
 
 
 def _trec_eval_runs(qrels: Qrels, runs: list[Run], max_retrieved: int | None,
@@ -189,6 +236,10 @@ def measure(
         False, "-n", "--no-summary",
         help="With --format trec: per-topic lines only, no 'all' lines (trec_eval -n)."),
     subtopics: bool = subtopics_option(),
+    engine: EngineOption = "local",
+    address: AddressOption = None,
+    workers: WorkersOption = None,
+    memory_cap: str | None = memory_cap_option(),
 ) -> None:
     """Evaluate runs against judgments, exactly as trec_eval does."""
     guard_outputs([(output, "rankproof.measure")], [qrels, *runs], force=force)
@@ -200,17 +251,48 @@ def measure(
         raise typer.BadParameter("-n (no summary lines) applies to --format trec",
                                  param_hint="'-n'")
     selected, header = select_measures(measures, fmt)
+    asked = _relstring(measures, fmt, per_query or no_summary, only=not selected)
+    if not selected:  # relstring alone: a count gives the topics, and is not printed
+        selected = (Measure("NumRet"),)
+        results_select: tuple[Measure, ...] | None = ()
+    else:
+        results_select = None
     check_diversity([str(m) for m in selected], subtopics)
-    qrels_obj, loaded = load_runs(qrels, runs, names=names, dedupe=dedupe,
-                                  allow_extra_columns=allow_extra_columns, subtopics=subtopics)
-    assert qrels_obj is not None
-    loaded = _trec_eval_runs(qrels_obj, loaded, max_retrieved, judged_only)
+    cap = None if memory_cap is None else parse_size(memory_cap)
     extra_notes = _retrieval_notes(max_retrieved, judged_only)
+    loaded: list[Run] = []
+    if cross_check_with is None:
+        # Each run is read and evaluated in one task of the engine; only its numbers return.
+        with engine_from(engine, address, workers) as executor:
+            engine_info = executor.describe()
+            qrels_obj, evaluated = evaluate_run_files(
+                qrels, runs, selected, executor=executor, names=names, dedupe=dedupe,
+                allow_extra_columns=allow_extra_columns, subtopics=subtopics,
+                rel_level=rel_level, topics=str(topics), order=str(order),
+                max_retrieved=max_retrieved, judged_only=judged_only, memory_cap=cap)
+        computed = [r.per_query for r in evaluated]
+        for done in evaluated:
+            if done.streamed is not None:
+                print_note(done.streamed, about=done.per_query.run_name)
+    else:  # the second evaluator needs the runs themselves: read them here
+        if any(should_stream(str(p), cap) for p in runs):
+            raise typer.BadParameter("--cross-check needs every run in memory, and a run is "
+                                     "over --memory-cap", param_hint="'--cross-check'")
+        engine_info = _in_process(engine, address, workers)
+        loaded_qrels, loaded = load_runs(qrels, runs, names=names, dedupe=dedupe,
+                                         allow_extra_columns=allow_extra_columns,
+                                         subtopics=subtopics)
+        assert loaded_qrels is not None
+        qrels_obj = loaded_qrels
+        loaded = _trec_eval_runs(qrels_obj, loaded, max_retrieved, judged_only)
+        computed = [evaluate(qrels_obj, run, selected, rel_level=rel_level,
+                             topics=str(topics), order=str(order))  # type: ignore[arg-type]
+                    for run in loaded]
     results: list[PerQuery] = [
         dataclasses.replace(pq, notes=pq.notes + extra_notes) if extra_notes else pq
-        for pq in (evaluate(qrels_obj, run, selected, rel_level=rel_level,
-                            topics=str(topics), order=str(order))  # type: ignore[arg-type]
-                   for run in loaded)]
+        for pq in computed]
+    if results_select is not None:
+        results = [pq.select(results_select) for pq in results]
     for pq in results:
         for caveat in table.caveats(pq):
             print_note(caveat, about=pq.run_name)
@@ -230,15 +312,18 @@ def measure(
         digest = qrels_obj.digest
         results = [dataclasses.replace(pq, qrels_digest=digest) for pq in results]
     if fmt == "trec":
-        text = "".join(line + "\n" for pq in results
+        texts = _relstring_texts(asked, qrels_obj, loaded, runs, names, dedupe,
+                                 allow_extra_columns, max_retrieved, judged_only)
+        text = "".join(line + "\n" for i, pq in enumerate(results)
                        for line in trec_lines(pq, per_query=per_query or no_summary,
-                                              header=header, summary=not no_summary))
+                                              header=header, summary=not no_summary,
+                                              relstring=None if texts is None else texts[i]))
     elif fmt == "table":
         text = table.render_text(table.per_query_tables(results) if per_query
                                  else [table.means_table(results)])
     else:
         text = records.render(results, fmt, per_query=per_query, provenance=_provenance(
-            qrels, runs, output, results) if fmt == "json" else None,
+            qrels, runs, output, results, engine_info) if fmt == "json" else None,
             cross_check=checked.to_dict() if checked is not None and fmt == "json" else None)
     write_output(output if output is not None else "-", text)
     _exit_if_failed(checked)
@@ -264,11 +349,20 @@ def _exit_if_failed(checked: CrossCheck | None) -> None:
         raise typer.Exit(EXIT_FAILED)
 
 
+def _in_process(engine: str, address: str | None, workers: int | None) -> dict[str, object]:
+    """What evaluates the runs with ``--cross-check`` (this process), said when asked else."""
+    if str(engine) != "local" or address is not None or (workers or 1) > 1:
+        print_note("--cross-check reads and evaluates the runs in this process (the second "
+                   "evaluator needs them); --engine/--address/--workers are not used")
+    return {"engine": "local", "workers": 1}
+
+
 def _provenance(qrels: Path, runs: list[Path], output: Path | None,
-                results: list[PerQuery]) -> dict[str, object]:
-    """The JSON document's provenance block: inputs, output folder, query scope."""
+                results: list[PerQuery], engine: dict[str, object]) -> dict[str, object]:
+    """The JSON document's provenance block: inputs, output folder, query scope, and the
+    engine that evaluated the runs."""
     from rankproof._manifest import provenance, query_scope
 
     scope = query_scope(*(pq.not_evaluated for pq in results))
     return provenance(inputs={"qrels": qrels, "runs": runs}, output=output,
-                      scope={"queries": scope})
+                      scope={"queries": scope}, extra={"engine": engine})

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from rankproof.cli._app import EXIT_FAILED, app, error_boundary, print_note
+from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption, engine_from
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import choices, write_output
 from rankproof.report.console import make_console, plain, print_table
@@ -69,6 +70,9 @@ def score(
     output: Path | None = typer.Option(None, "-o", "--output", "--json", metavar="PATH",
                                        help="Also write the report as JSON here."),
     force: bool = force_option(),
+    engine: EngineOption = "local",
+    address: AddressOption = None,
+    workers: WorkersOption = None,
 ) -> None:
     """Score one answer file: answer metrics, grounding, citations, the triad (per case)."""
     from rankproof.rag import (
@@ -96,11 +100,21 @@ def score(
         chosen = tuple(m for m in DEFAULT_METRICS if m not in ANSWER_METRICS)
         print_note("no --references: the answer metrics (exact match, token-F1, ROUGE-L, BLEU) "
               "are left out")
-    report = score_answers(arm, refs, qrels=_qrels(qrels), metrics=chosen, judge=the_judge,
-                           repeat=repeat, labels=human)
-    doc = {**report.to_dict(), "provenance": _provenance(0, {"answers": answers,
-                                                              "references": references,
-                                                              "qrels": qrels}, output)}
+    engine_info = None
+    if the_judge is None:
+        report = score_answers(arm, refs, qrels=_qrels(qrels), metrics=chosen,
+                               repeat=repeat, labels=human)
+    else:  # the judge's calls are the engine's tasks (they wait on its server: kind "io")
+        with engine_from(engine, address, workers) as executor:
+            engine_info = executor.describe()
+            report = score_answers(arm, refs, qrels=_qrels(qrels), metrics=chosen,
+                                   judge=the_judge, repeat=repeat, labels=human,
+                                   executor=executor)
+    prov = _provenance(0, {"answers": answers, "references": references, "qrels": qrels},
+                       output)
+    if engine_info is not None:
+        prov["engine"] = engine_info
+    doc = {**report.to_dict(), "provenance": prov}
     if output is not None:
         write_output(output, json.dumps(doc, indent=2, allow_nan=False) + "\n")
     if fmt == "json":

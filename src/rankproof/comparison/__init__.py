@@ -10,6 +10,8 @@ rendering lives in `rankproof.report`.
 
 * `compare(qrels, runs, measures)`: evaluate runs, then compare them.
 * `compare_evaluated(tables, measures)`: the same from `PerQuery` tables.
+* `compare_tables(qrels, tables, measures)`: `compare` after the runs were evaluated
+  elsewhere (one engine task per run file: ``rankproof compare --engine``).
 * `compare_scores({system: {measure: {qid: value}}})`: from plain scores.
 * `compare_pairs([Pairing, ...])`: the engine, one row per pairing.
 * `collect_evidence(qrels, runs)`: what a reader must see of the runs (`Evidence`: top
@@ -25,6 +27,7 @@ from rankproof.comparison._compare import (
     Topics,
     compare,
     compare_evaluated,
+    compare_tables,
     judged_measure,
 )
 from rankproof.comparison._evidence import (
@@ -90,6 +93,7 @@ __all__ = [
     "compare_evaluated",
     "compare_pairs",
     "compare_scores",
+    "compare_tables",
     "evidence_value",
     "family_cost",
     "format_end",

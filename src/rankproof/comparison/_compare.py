@@ -114,18 +114,61 @@ def compare(
     qrels = as_qrels(qrels)
     named = _name_runs(runs)
     ms = resolve_measures(measures)
-    if baseline is not None and baseline not in named:
-        raise InputError(f"baseline {baseline!r} is not one of the runs: {', '.join(named)}")
-    # The cost check runs again on the evaluated scores; here it spares the evaluation.
-    # With topics="complete" the qrels' topics are exactly the ids of every row.
-    n = len(qrels.topics) if topics == "complete" else 1
-    couples = (len(named) - 1 if pairs == "baseline" else len(named) * (len(named) - 1) // 2)
-    family_cost([n] * couples * len(ms), test=test, resamples=resamples,
-                tukey=[(n, len(named))] * len(ms) if pairs == "all" else ())
+    _check_cost(qrels, list(named), ms, baseline=baseline, test=test, pairs=pairs,
+                resamples=resamples, topics=topics)
     judged_ms = tuple(dict.fromkeys(judged_measure(m) for m in ms))
     tables = {name: evaluate(qrels, run, (*ms, *judged_ms), rel_level=rel_level, topics=topics,
                              order=order)
               for name, run in named.items()}
+    return compare_tables(
+        qrels, tables, ms, baseline=baseline, test=test, alpha=alpha, correction=correction,
+        pairs=pairs, resamples=resamples, seed=seed, confidence_level=confidence_level,
+        rel_level=rel_level, topics=topics, complete_judgments=complete_judgments)
+
+
+def _check_cost(qrels: Qrels, names: list[str], ms: Sequence[Measure], *, baseline: str | None,
+                test: TestName, pairs: Pairs, resamples: int, topics: Topics) -> None:
+    """Refuse an unknown baseline, or resampling that would cost too much, before any run is
+    evaluated (the cost check runs again on the evaluated scores)."""
+    if baseline is not None and baseline not in names:
+        raise InputError(f"baseline {baseline!r} is not one of the runs: {', '.join(names)}")
+    # With topics="complete" the qrels' topics are exactly the ids of every row.
+    n = len(qrels.topics) if topics == "complete" else 1
+    couples = (len(names) - 1 if pairs == "baseline" else len(names) * (len(names) - 1) // 2)
+    family_cost([n] * couples * len(ms), test=test, resamples=resamples,
+                tukey=[(n, len(names))] * len(ms) if pairs == "all" else ())
+
+
+def compare_tables(
+    qrels: Qrels,
+    tables: Mapping[str, PerQuery],
+    measures: Iterable[str | Measure] | str | Measure | None = None,
+    *,
+    baseline: str | None = None,
+    test: TestName = "randomization",
+    alpha: float = 0.05,
+    correction: str = "holm",
+    pairs: Pairs = "baseline",
+    resamples: int = 10_000,
+    seed: int = 0,
+    confidence_level: float = 0.95,
+    rel_level: int = 1,
+    topics: Topics = "complete",
+    complete_judgments: bool = False,
+) -> Comparison:
+    """`compare`'s second half: the runs were already evaluated against ``qrels``, each
+    into one `PerQuery` holding ``measures`` and their `judged_measure` columns, with
+    ``rel_level`` and ``topics`` (``rankproof compare`` evaluates each run file in one task
+    of an engine, `rankproof.engine`). The rows are those `compare` makes of the same runs.
+    """
+    if not isinstance(qrels, Qrels):
+        raise InputError(f"compare_tables takes a Qrels, got {type(qrels).__name__}")
+    if not isinstance(tables, Mapping) or len(tables) < 2:
+        raise InputError("compare_tables takes a mapping {system: PerQuery} of at least two "
+                         "systems")
+    ms = resolve_measures(measures)
+    _check_cost(qrels, list(tables), ms, baseline=baseline, test=test, pairs=pairs,
+                resamples=resamples, topics=topics)
     try:
         result = compare_evaluated(
             tables, ms, baseline=baseline, test=test, alpha=alpha, correction=correction,

@@ -46,6 +46,7 @@ from rankproof._errors import InputError
 from rankproof.discovery._cases import DiscoveryCase
 from rankproof.discovery._defaults import DFLT_CURVE_MODE, DFLT_DISTRACTOR_SIZES
 from rankproof.discovery._source import Catalog, CatalogSearcher, load_catalog
+from rankproof.engine import Executor
 from rankproof.retrieval import (
     CrossEncoder,
     Embedder,
@@ -156,6 +157,13 @@ class _MemoEmbedder:
         self.notes = tuple(getattr(inner, "notes", ()))
         self._memo: dict[str, npt.NDArray[np.float32]] = {}
 
+    def __getstate__(self) -> dict[str, Any]:
+        """What a worker needs: the vectors, not the model (`distractor_robustness_curve`
+        encodes every text a point searches before it hands the points to an engine)."""
+        state = dict(self.__dict__)
+        state["inner"] = None
+        return state
+
     def warm(self, texts: Sequence[str]) -> None:
         new = list(dict.fromkeys(t for t in texts if t not in self._memo))
         if new:
@@ -231,8 +239,14 @@ def distractor_robustness_curve(
     rerank: CrossEncoder | None = None,
     confidence_level: float = 0.95,
     resamples: int = 10_000,
+    executor: Executor | None = None,
 ) -> DistractorCurve:
     """Top-``k`` accuracy as the catalogue grows from 1 to ``max(sizes)`` items (module notes).
+
+    ``executor`` (`rankproof.engine`; None: this process) computes the sizes, one task
+    each; every text is encoded here first (each probe's query on its own, as a
+    point would), so a worker needs the vectors, never the model, and the points are
+    the same whichever engine computed them.
 
     ``catalog`` is a `Catalog`, a path to one, or a `CatalogSearcher` (whose
     mode, embedder and reranker are then used). ``probes`` are single-gold
@@ -276,10 +290,14 @@ def distractor_robustness_curve(
     if built[-1] == len(catalog) and len(catalog) > 1 and trials > 1:
         notes.append(f"N = {len(catalog)} is the whole catalogue: nothing to draw, one trial")
     started = time.perf_counter()
+    if memo is not None and executor is not None:
+        for query, _ in pairs:  # each on its own, as `_MemoEmbedder.encode` would
+            memo.encode([query])
+    items = [(catalog, pairs, size, trials, seed, k, mode, memo, rerank, confidence_level,
+              resamples) for size in built]
     points = []
-    for size in built:
-        point, sub_notes = _point(catalog, pairs, size, trials, seed, k, mode, memo, rerank,
-                                  confidence_level, resamples)
+    for point, sub_notes in (executor.map(_point_task, items) if executor is not None
+                             else map(_point_task, items)):
         points.append(point)
         notes.extend(n for n in sub_notes if n not in notes)
     return DistractorCurve(
@@ -309,6 +327,11 @@ def sub_catalogue_ids(ids: Sequence[str], gold: str, size: int, seed: int, trial
     the reader of a surprising number, can see exactly what was searched.
     """
     return _pick(ids, _draw_order(seed, size, trial, len(ids)), gold, size)
+
+
+def _point_task(item: tuple[Any, ...]) -> tuple[CurvePoint, list[str]]:
+    """One size of the curve (an engine task: module-level, so workers import it)."""
+    return _point(*item)
 
 
 def _point(catalog: Catalog, pairs: list[tuple[str, str]], size: int, trials: int, seed: int,

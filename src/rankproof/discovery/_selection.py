@@ -43,6 +43,7 @@ from rankproof.discovery._defaults import (
 )
 from rankproof.discovery._evaluate import _check_cases, _searched
 from rankproof.discovery._source import Ranking
+from rankproof.engine import Executor, shards
 from rankproof.retrieval import CrossEncoder, Embedder
 from rankproof.stats import Result
 
@@ -462,9 +463,13 @@ def sweep_rankings(cases: Sequence[DiscoveryCase], rankings: Sequence[Ranking], 
                    min_score_grid: Sequence[float | None] = DFLT_SWEEP_MIN_SCORE,
                    gap_ratio: float = 0.5, objective: str = DFLT_SWEEP_OBJECTIVE,
                    mode: str = "callable", degraded: bool = False,
-                   identity: dict[str, Any] | None = None, notes: Sequence[str] = ()
-                   ) -> SelectionSweep:
-    """`sweep_selector` over precomputed ``rankings``: every grid cell, no search."""
+                   identity: dict[str, Any] | None = None, notes: Sequence[str] = (),
+                   executor: Executor | None = None) -> SelectionSweep:
+    """`sweep_selector` over precomputed ``rankings``: every grid cell, no search.
+
+    ``executor`` (`rankproof.engine`; None: this process) scores the cells, in
+    consecutive shards (two per worker); the points come back in grid order, the same
+    whichever engine scored them."""
     cases = _check_cases(cases)
     if len(rankings) != len(cases):
         raise InputError(f"{len(rankings)} rankings for {len(cases)} cases; one per case",
@@ -477,11 +482,15 @@ def sweep_rankings(cases: Sequence[DiscoveryCase], rankings: Sequence[Ranking], 
         _check_config(strategy, m, r, gap_ratio, s)
     windows = [tuple(rk[:k]) for rk in rankings]
     ident = dict(identity or {})
-    points = tuple(
-        SelectionGridPoint(m, float(r), None if s is None else float(s),
-                           _score(cases, windows, strategy, k, m, r, gap_ratio, s, mode,
-                                  degraded, ident, tuple(notes)))
-        for m, r, s in grid)
+    common = (tuple(cases), tuple(windows), strategy, k, gap_ratio, mode, degraded, ident,
+              tuple(notes))
+    if executor is None or len(grid) < 2:
+        points = _score_cells((common, tuple(grid)))
+    else:
+        size = max(1, -(-len(grid) // (2 * executor.workers)))
+        points = tuple(p for part in executor.map(
+            _score_cells, [(common, tuple(cells)) for cells in shards(grid, size)])
+            for p in part)
     first = points[0].report
     return SelectionSweep(points=points, objective=objective, strategy=strategy, mode=mode, k=k,
                           n_cases=first.n_cases, n_gold=first.n_gold,
@@ -490,20 +499,31 @@ def sweep_rankings(cases: Sequence[DiscoveryCase], rankings: Sequence[Ranking], 
                           degraded=degraded, identity=ident, notes=tuple(notes))
 
 
+def _score_cells(item: tuple[tuple[Any, ...], tuple[tuple[int, float, float | None], ...]]
+                 ) -> tuple[SelectionGridPoint, ...]:
+    """Score grid cells (an engine task: module-level, so workers import it)."""
+    (cases, windows, strategy, k, gap_ratio, mode, degraded, ident, notes), cells = item
+    return tuple(SelectionGridPoint(m, float(r), None if s is None else float(s),
+                                    _score(cases, windows, strategy, k, m, r, gap_ratio, s,
+                                           mode, degraded, ident, notes))
+                 for m, r, s in cells)
+
+
 def sweep_selector(source: Any, cases: Sequence[DiscoveryCase], *,
                    strategy: str = "conservative", mode: str = DFLT_MODE, k: int = 10,
                    max_k_grid: Sequence[int] = DFLT_SWEEP_MAX_K,
                    rel_grid: Sequence[float] = DFLT_SWEEP_REL,
                    min_score_grid: Sequence[float | None] = DFLT_SWEEP_MIN_SCORE,
                    gap_ratio: float = 0.5, objective: str = DFLT_SWEEP_OBJECTIVE,
-                   embedder: Embedder | None = None, rerank: CrossEncoder | None = None
-                   ) -> SelectionSweep:
+                   embedder: Embedder | None = None, rerank: CrossEncoder | None = None,
+                   executor: Executor | None = None) -> SelectionSweep:
     """Score the selector over ``max_k_grid × rel_grid × min_score_grid``.
 
     The knobs do not change the ranking, so retrieval runs **once** for the
     whole grid and every cell is scored with `evaluate_selection`'s exact
     definitions on the same candidates. With ``score_gap`` the ``max_k`` and
-    ``rel`` axes do not apply and give repeated rows.
+    ``rel`` axes do not apply and give repeated rows. ``executor`` scores the cells
+    (`sweep_rankings`); the search itself runs here, once.
     """
     cases = _check_cases(cases)
     _check_k(k)
@@ -518,4 +538,4 @@ def sweep_selector(source: Any, cases: Sequence[DiscoveryCase], *,
                           rel_grid=rel_grid, min_score_grid=min_score_grid,
                           gap_ratio=gap_ratio, objective=objective, mode=searcher.mode,
                           degraded=searcher.degraded, identity=dict(searcher.identity),
-                          notes=searcher.notes)
+                          notes=searcher.notes, executor=executor)

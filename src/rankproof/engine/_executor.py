@@ -33,6 +33,12 @@ class Executor(Protocol):
     name: str
     workers: int
 
+    @property
+    def max_in_flight(self) -> int:
+        """How many items may run at once: a caller that must bound concurrency across
+        tasks (requests to one service) divides its bound by this."""
+        ...
+
     def map(self, fn: Callable[[T], R], items: Sequence[T], *, kind: Kind = "cpu",
             on_result: Callable[[int, R], None] | None = None) -> list[R]: ...
 

@@ -40,6 +40,10 @@ class LocalExecutor:
     def __repr__(self) -> str:
         return f"LocalExecutor(workers={self.workers})"
 
+    @property
+    def max_in_flight(self) -> int:
+        return self.workers
+
     def describe(self) -> dict[str, Any]:
         return {"engine": self.name, "workers": self.workers}
 

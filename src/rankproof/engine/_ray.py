@@ -22,6 +22,12 @@ def _ray() -> Any:
     return ray
 
 
+def _call(fn: Callable[[T], R], item: T) -> R:
+    """The task Ray runs: ``fn(item)``. Ray only turns Python functions into tasks, so a
+    builtin or a C function (``math.factorial``) travels as this call's argument."""
+    return fn(item)
+
+
 class RayExecutor:
     """Runs each item as a Ray task; results come back in the order of the items.
 
@@ -57,6 +63,10 @@ class RayExecutor:
     def __repr__(self) -> str:
         return f"RayExecutor(address={self.address!r}, workers={self.workers})"
 
+    @property
+    def max_in_flight(self) -> int:
+        return 2 * self.workers
+
     def describe(self) -> dict[str, Any]:
         ray = _ray()
         nodes = len([n for n in ray.nodes() if n.get("Alive")]) if ray.is_initialized() else 0
@@ -74,15 +84,15 @@ class RayExecutor:
         if not items:
             return []
         # I/O-bound tasks mostly wait: they should not hold a whole CPU of the cluster.
-        task = ray.remote(num_cpus=1 if kind == "cpu" else 0.25, max_retries=0)(fn)
-        limit = 2 * self.workers
+        task = ray.remote(num_cpus=1 if kind == "cpu" else 0.25, max_retries=0)(_call)
+        limit = self.max_in_flight
         results: dict[int, R] = {}
         in_flight: dict[Any, int] = {}
         nxt = 0
         try:
             while nxt < len(items) or in_flight:
                 while nxt < len(items) and len(in_flight) < limit:
-                    in_flight[task.remote(items[nxt])] = nxt
+                    in_flight[task.remote(fn, items[nxt])] = nxt
                     nxt += 1
                 done, _ = ray.wait(list(in_flight), num_returns=1)
                 for ref in done:

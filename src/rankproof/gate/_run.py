@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Literal
 
 from rankproof.data import read_model
+from rankproof.engine import Executor
 from rankproof.gate._baseline import DEFAULT_DIR, Baseline, load_baseline
 from rankproof.gate._checks import ChecksFile, load_checks, resolve_checks
 from rankproof.gate._verdict import GateVerdict, run_gate
@@ -31,6 +33,11 @@ def evaluate_target(
     baseline: Baseline | RunResult | str | os.PathLike[str] | None = None,
     baseline_dir: str | os.PathLike[str] = DEFAULT_DIR,
     name: str | None = None,
+    executor: Executor | None = None,
+    shard_size: int | None = None,
+    checkpoint: str | os.PathLike[str] | Literal[False] | None = None,
+    resume: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[GateVerdict, RunResult]:
     """Run ``target`` over ``goldens`` for exactly the metrics the checks name, then gate.
 
@@ -39,6 +46,9 @@ def evaluate_target(
     so is a metric name still unknown now (`resolve_checks`).
     ``baseline`` may be a name or path (`load_baseline`), a `Baseline` or a
     `RunResult`. Returns the verdict and the run (to save as a baseline).
+    ``executor``, ``shard_size``, ``checkpoint``, ``resume`` and ``progress``
+    are `rankproof.targets.run`'s: a sharded, checkpointed, resumable target run
+    (none given: the target is invoked in one call, as always).
     """
     cases = as_cases(goldens)
     spec = checks if isinstance(checks, ChecksFile) else load_checks(
@@ -50,5 +60,7 @@ def evaluate_target(
     else:
         base = baseline
     metrics = list(dict.fromkeys(c.metric for c in spec.checks))
-    result = run(name or target.name, target, cases, metrics)
+    sharding = {} if shard_size is None else {"shard_size": shard_size}
+    result = run(name or target.name, target, cases, metrics, executor=executor,
+                 checkpoint=checkpoint, resume=resume, progress=progress, **sharding)
     return run_gate(spec, result, base), result

@@ -43,10 +43,13 @@ from rankproof._errors import InputError, RankproofError, TargetError
 from rankproof._io import PathLike, atomic_write, read_bytes
 from rankproof._manifest import digest_json
 from rankproof.rag._answers import AnswerRow, Context
+from rankproof.rag._fanout import judge_all
 from rankproof.retrieval import default_cache_dir
 
 if TYPE_CHECKING:
     import httpx
+
+    from rankproof.engine import Executor
 
 logger = logging.getLogger("rankproof.rag")
 
@@ -260,22 +263,17 @@ class Judge:
         return Verdict(query_id, repeat, score, reason, None, raw, not called), called
 
     def judge(self, rows: Iterable[AnswerRow], repeat: int = 1, *,
-              queries: Mapping[str, str] | None = None) -> JudgeResult:
+              queries: Mapping[str, str] | None = None,
+              executor: Executor | None = None) -> JudgeResult:
         """Judge every row ``repeat`` times (each a separately cached call); the query is
-        ``row.query``, else ``queries[row.query_id]``, else empty."""
+        ``row.query``, else ``queries[row.query_id]``, else empty. ``executor`` (an engine)
+        makes the calls concurrently: same verdicts and call count (`rankproof.rag._fanout`).
+        """
         if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
             raise InputError(f"repeat must be a positive integer, got {repeat!r}",
                              field="repeat")
-        verdicts: list[Verdict] = []
-        calls = 0
-        for row in rows:
-            query = row.query or (queries or {}).get(row.query_id) or ""
-            for r in range(repeat):
-                verdict, called = self.judge_one(row.query_id, query, row.answer, row.contexts,
-                                                 repeat=r)
-                verdicts.append(verdict)
-                calls += called
-        return self._summarise(tuple(verdicts), repeat, calls)
+        verdicts, calls = judge_all(self, rows, repeat, queries, executor)
+        return self._summarise(verdicts, repeat, calls)
 
     def _summarise(self, verdicts: tuple[Verdict, ...], repeat: int, calls: int
                    ) -> JudgeResult:
@@ -520,8 +518,6 @@ class OpenAICompatible:
 
     def __init__(self, base_url: str, *, api_key: str | None = None, timeout: float = 60.0,
                  deadline: float | None = None, max_body_bytes: int | None = None) -> None:
-        import httpx
-
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
             raise InputError(f"base_url must be an http(s) URL, got {base_url!r}",
                              field="base_url")
@@ -534,8 +530,19 @@ class OpenAICompatible:
         self.timeout = float(timeout)
         self.deadline = float(deadline) if deadline is not None else 2 * self.timeout
         self.max_body_bytes = int(max_body_bytes or _limits.MAX_HTTP_BODY_BYTES)
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.Client(headers=headers, timeout=min(self.timeout, self.deadline))
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.__setstate__({})
+
+    def __getstate__(self) -> dict[str, Any]:
+        """All but the connection pool: a worker given this call opens its own."""
+        return {k: v for k, v in self.__dict__.items() if k != "_client"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        import httpx
+
+        self.__dict__.update(state)
+        self._client = httpx.Client(headers=self._headers,
+                                    timeout=min(self.timeout, self.deadline))
 
     def close(self) -> None:
         self._client.close()

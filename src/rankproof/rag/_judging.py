@@ -22,7 +22,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -33,6 +33,9 @@ from rankproof.measures import register_metric
 from rankproof.rag._answers import AnswerRow
 from rankproof.rag._judge import Judge, JudgeResult, Label, OpenAICompatible, check_scale
 from rankproof.rag._ppi import PPIResult, ppi_mean
+
+if TYPE_CHECKING:
+    from rankproof.engine import Executor
 
 JUDGE_METRIC = "judge_score"
 
@@ -142,9 +145,11 @@ def identity_dict(judge: Judge) -> dict[str, Any]:
 
 def run_judge(judge: Judge, rows: Sequence[AnswerRow], *, repeat: int = 1,
               queries: Mapping[str, str] | None = None,
-              labels: Mapping[str, Label] | None = None) -> tuple[JudgeResult, JudgeSummary]:
-    """Judge every row; with human ``labels``, add the prediction-powered mean."""
-    result = judge.judge(rows, repeat, queries=queries)
+              labels: Mapping[str, Label] | None = None,
+              executor: Executor | None = None) -> tuple[JudgeResult, JudgeSummary]:
+    """Judge every row (concurrently on ``executor``, when given: `Judge.judge`); with
+    human ``labels``, add the prediction-powered mean."""
+    result = judge.judge(rows, repeat, queries=queries, executor=executor)
     scores = result.scores(0)
     ppi = None
     if labels:

@@ -19,7 +19,7 @@ import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rankproof._errors import ConfigError, InputError
 from rankproof.comparison import Comparison, compare_scores
@@ -29,6 +29,9 @@ from rankproof.rag._answers import AnswerFile, AnswerRow, ArmManifest, Reference
 from rankproof.rag._judge import Judge, Label
 from rankproof.rag._judging import JUDGE_METRIC, JudgeSummary, run_judge
 from rankproof.targets import Case, CaseRow, RunProvenance, RunResult, TargetResponse
+
+if TYPE_CHECKING:
+    from rankproof.engine import Executor
 
 KIND = "rankproof.rag"
 SCHEMA_VERSION = 1
@@ -136,13 +139,16 @@ def _defs(metrics: Sequence[str]) -> list[MetricDef]:
 def score_answers(answers: AnswerFile, references: References | None = None, *,
                   qrels: Qrels | None = None,
                   metrics: Sequence[str] = DEFAULT_METRICS, judge: Judge | None = None,
-                  repeat: int = 1, labels: Mapping[str, Label] | None = None) -> RagReport:
+                  repeat: int = 1, labels: Mapping[str, Label] | None = None,
+                  executor: Executor | None = None) -> RagReport:
     """Every metric on every answer; see the module docstring for what is left out.
 
     The RAG metrics are registered when `rankproof.rag` is imported (which
     importing this function implies). With a ``judge``, its score of each
     answer is the metric ``judge_score`` (error rows left out and counted);
     with human ``labels`` too, the report carries the prediction-powered mean.
+    ``executor`` (`rankproof.engine`) makes the judge's calls concurrently; the scores
+    are the same as one call after another.
     """
     if references is not None:
         references.check_covers(answers.query_ids, source=answers.path or answers.name)
@@ -161,7 +167,7 @@ def score_answers(answers: AnswerFile, references: References | None = None, *,
     if judge is not None:
         queries = dict(references.queries) if references is not None else None
         result, summary = run_judge(judge, answers.rows, repeat=repeat, queries=queries,
-                                    labels=labels)
+                                    labels=labels, executor=executor)
         judged = result.scores(0)
     relevance = None if qrels is None else qrels.to_dict()  # once, not per row
     for row in answers.rows:

@@ -17,6 +17,12 @@ every case's row (retrieval measures, per-case metrics registered in
 `rankproof.measures`, and run-level aggregates). Built-in metrics over
 responses: ``latency_ms``, ``latency_p50/p95/p99``, ``latency_mean``,
 ``max_item_share[@k]`` and ``entropy[@k]``.
+
+A large run is sharded: ``run(..., executor=...)`` invokes shards of cases on
+a `rankproof.engine` executor (local threads or Ray), never more requests in
+flight than the target's ``max_concurrency`` (`shard_plan` says how they are
+spread), checkpoints each finished shard so that ``resume=True`` continues an
+interrupted run, and computes the metrics exactly as an unsharded run does.
 """
 
 from rankproof.targets import _builtin  # noqa: F401  (registers the built-in metrics)
@@ -34,6 +40,7 @@ from rankproof.targets._run import (
     judgments_digest,
     run,
 )
+from rankproof.targets._shards import ShardPlan, shard_plan
 
 __all__ = [
     "CallableTarget",
@@ -44,6 +51,7 @@ __all__ = [
     "RetrieverTarget",
     "RunProvenance",
     "RunResult",
+    "ShardPlan",
     "Target",
     "TargetResponse",
     "as_cases",
@@ -54,4 +62,5 @@ __all__ = [
     "load_goldens",
     "register_loader",
     "run",
+    "shard_plan",
 ]

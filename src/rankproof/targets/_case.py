@@ -136,6 +136,13 @@ class Case:
 
     __hash__ = None  # type: ignore[assignment]  # mappings inside: equal, not hashable
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Read-only proxies do not pickle; a case travels to worker processes and Ray tasks
+        # as plain values and is validated again on arrival.
+        relevance = None if self.relevance is None else dict(self.relevance)
+        return (Case, (self.id, self.query, self.relevant, relevance, self.tags,
+                       dict(self.meta)))
+
     @property
     def judged(self) -> bool:
         """True when the case carries judgments (even if nothing is relevant)."""
@@ -220,6 +227,11 @@ class TargetResponse:
             object.__setattr__(self, "scores", _scores(self.scores, len(ids)))
 
     __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # As `Case.__reduce__`: plain values across a process boundary, checked on arrival.
+        return (TargetResponse, (self.ranked_ids, self.text, self.latency_ms, dict(self.meta),
+                                 self.scores))
 
 
 def _scores(values: Any, n: int) -> tuple[float, ...]:

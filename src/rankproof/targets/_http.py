@@ -195,6 +195,7 @@ class HttpTarget:
         self.deadline = float(deadline)
         self.max_body_bytes = max_body_bytes
         self.max_concurrency = max_concurrency
+        self.headers: Mapping[str, str] = dict(headers) if headers else {}
         limits = httpx.Limits(max_connections=max_concurrency,
                               max_keepalive_connections=max_concurrency)
         self._client = httpx.Client(
@@ -257,19 +258,24 @@ class HttpTarget:
         latency_ms = (time.perf_counter() - start) * 1000.0
         return self._parse(status, body, where, latency_ms, ctx)
 
-    def invoke_many(self, cases: Sequence[Case]) -> list[TargetResponse]:
+    def invoke_many(self, cases: Sequence[Case], *,
+                    max_concurrency: int | None = None) -> list[TargetResponse]:
         """Invoke every case with at most ``max_concurrency`` requests in flight.
 
-        Results come back in the order of ``cases``. If any case fails, the
-        cases not yet started are cancelled and the `TargetError` of the
-        first failing case (in input order) is raised.
+        ``max_concurrency`` may lower the target's own bound for this call
+        (a sharded run gives each of several concurrent shards a share of
+        it), never raise it. Results come back in the order of ``cases``. If
+        any case fails, the cases not yet started are cancelled and the
+        `TargetError` of the first failing case (in input order) is raised.
         """
         cases = list(cases)
         if not cases:
             return []
-        if self.max_concurrency == 1 or len(cases) == 1:
+        bound = self.max_concurrency if max_concurrency is None \
+            else max(1, min(int(max_concurrency), self.max_concurrency))
+        if bound == 1 or len(cases) == 1:
             return [self.invoke(c) for c in cases]
-        pool = ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(cases)),
+        pool = ThreadPoolExecutor(max_workers=min(bound, len(cases)),
                                   thread_name_prefix=f"rankproof-http-{self.name}")
         futures: list[Future[TargetResponse]] = []
         try:
@@ -277,6 +283,21 @@ class HttpTarget:
             return [f.result() for f in futures]
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+
+    def settings(self) -> dict[str, Any]:
+        """The keyword arguments that build this target again (``HttpTarget(**settings)``).
+
+        An httpx client cannot cross a process boundary, so a sharded run on
+        worker processes or Ray tasks sends these instead and builds the
+        target there: same URL, headers, timeout, deadline, body cap, payload
+        and extraction — so the same retry rule and per-call deadline hold.
+        """
+        return {"url": self.url, "name": self.name, "build_payload": self.build_payload,
+                "extract": self.extract, "meta_keys": self.meta_keys,
+                "text_key": self.text_key, "scores_key": self.scores_key,
+                "timeout": self.timeout, "headers": dict(self.headers),
+                "max_concurrency": self.max_concurrency, "deadline": self.deadline,
+                "max_body_bytes": self.max_body_bytes}
 
     # -- internals ------------------------------------------------------------
     def _send(self, content: bytes, where: str, ctx: Where) -> tuple[int, bytes]:

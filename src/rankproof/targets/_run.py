@@ -12,6 +12,7 @@ gate's ``nDCG@10`` is the same number ``rankproof measure`` prints.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -24,13 +25,16 @@ from typing import Any, Literal
 
 import numpy as np
 
-from rankproof._errors import InputError, MissingExtraError, RankproofError, TargetError
+from rankproof._errors import InputError, MissingExtraError, RankproofError
 from rankproof._version import __version__
 from rankproof.data import Qrels, Run
+from rankproof.engine import Executor, LocalExecutor
 from rankproof.measures import Measure, MetricDef, evaluate, lookup, resolve
 from rankproof.targets._base import Target
 from rankproof.targets._case import Case, TargetResponse
+from rankproof.targets._checkpoint import Checkpoint, goldens_digest, target_identity
 from rankproof.targets._goldens import load_goldens
+from rankproof.targets._shards import DEFAULT_SHARD_SIZE, Progress, invoke_checked, invoke_sharded
 
 SCHEMA_VERSION = 1
 _SHOWN = 5
@@ -352,18 +356,32 @@ def judgments_digest(cases: Sequence[Case]) -> str:
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
-def _invoke(target: Target, cases: Sequence[Case]) -> list[TargetResponse]:
-    many = getattr(target, "invoke_many", None)
-    responses = list(many(cases)) if callable(many) else [target.invoke(c) for c in cases]
-    if len(responses) != len(cases):
-        raise TargetError(f"target {target.name!r} returned {len(responses)} responses for "
-                          f"{len(cases)} cases", target=target.name)
-    for c, r in zip(cases, responses, strict=True):
-        if not isinstance(r, TargetResponse):
-            raise TargetError(f"target {target.name!r}, case {c.id!r}: expected a "
-                              f"TargetResponse, got {type(r).__name__}", case_id=c.id,
-                              target=target.name)
-    return responses
+def _invoke(target: Target, cases: Sequence[Case], defs: Sequence[MetricDef], *,
+            executor: Executor | None, shard_size: int,
+            checkpoint: str | os.PathLike[str] | Literal[False] | None, resume: bool,
+            progress: Progress | None) -> tuple[list[TargetResponse], Checkpoint | None]:
+    """Every case's response: in one call (today's path), or shard by shard; and the
+    checkpoint to remove once the run has completed."""
+    if isinstance(shard_size, bool) or not isinstance(shard_size, int) or shard_size < 1:
+        raise InputError(f"shard_size must be an integer >= 1, got {shard_size!r}",
+                         field="shard_size")
+    if resume and checkpoint is False:
+        raise InputError("resume=True reads a checkpoint; checkpoint=False turns it off",
+                         field="resume")
+    sharded = (executor is not None or resume or progress is not None
+               or checkpoint not in (None, False))
+    if not sharded:
+        return invoke_checked(target, cases), None
+    if executor is None:
+        executor = LocalExecutor()
+    opener = None
+    if checkpoint is not False:
+        identity = {"target": target_identity(target), "goldens": goldens_digest(cases),
+                    "metrics": [d.name for d in defs]}
+        opener = functools.partial(Checkpoint.open, checkpoint, identity, shard_size=shard_size,
+                                   cases=len(cases), resume=resume)
+    return invoke_sharded(target, cases, executor=executor, shard_size=shard_size,
+                          checkpoint=opener, progress=progress)
 
 
 def _unused(prefix: str, taken: set[str]) -> str:
@@ -439,6 +457,12 @@ def run(
     target: Target,
     goldens: str | os.PathLike[str] | Iterable[Case],
     metrics: str | Iterable[str | Measure | MetricDef],
+    *,
+    executor: Executor | None = None,
+    shard_size: int = DEFAULT_SHARD_SIZE,
+    checkpoint: str | os.PathLike[str] | Literal[False] | None = None,
+    resume: bool = False,
+    progress: Progress | None = None,
 ) -> RunResult:
     """Run ``target`` on every golden case and compute ``metrics`` for each.
 
@@ -448,6 +472,20 @@ def run(
     every case has what the metrics need: a case without judgments raises
     `InputError` naming it (for metrics that need judgments) instead of
     scoring 0, which would make a broken golden set look like a bad system.
+
+    Large runs are sharded. With an ``executor`` (`rankproof.engine`), or
+    any of ``checkpoint``, ``resume`` or ``progress``, the cases are invoked
+    in shards of ``shard_size`` on the executor (one local worker when none
+    is given), with the target's ``max_concurrency`` bound held across all
+    workers (`rankproof.targets.shard_plan`). Each finished shard is written
+    to ``checkpoint`` (default: a folder under the rankproof cache named
+    after a digest of the target, the cases and the metrics;
+    ``checkpoint=False``: none); an existing checkpoint is refused unless
+    ``resume=True``, which reads its shards instead of invoking them. The
+    folder is removed once the run completes. ``progress(done, total)`` is
+    called with the cases answered so far. The metrics are computed after
+    every shard is in, exactly as for an unsharded run, so the result is the
+    same whichever engine, shard size or resumption produced the responses.
     """
     if not isinstance(name, str) or not name.strip():
         raise InputError(f"a run needs a non-empty name, got {name!r}", field="name")
@@ -460,7 +498,8 @@ def run(
                          f"{', '.join(needing)} need{'s' if len(needing) == 1 else ''}; "
                          "add 'relevant' or 'relevance' to each (an empty list means "
                          "'nothing is relevant')")
-    responses = _invoke(target, cases)
+    responses, ck = _invoke(target, cases, defs, executor=executor, shard_size=shard_size,
+                            checkpoint=checkpoint, resume=resume, progress=progress)
     values: dict[str, dict[str, float]] = {c.id: {} for c in cases}
     notes: list[str] = []
     measures = [d.measure for d in defs if d.measure is not None]
@@ -484,7 +523,7 @@ def run(
         for c, r in zip(cases, responses, strict=True))
     aggregates = {d.name: compute_aggregate(d, rows, name) for d in defs
                   if d.kind == "aggregate"}
-    return RunResult(
+    result = RunResult(
         name=name, rows=rows, metrics=tuple(d.name for d in defs if d.per_case),
         aggregates=aggregates,
         provenance=RunProvenance(
@@ -492,3 +531,6 @@ def run(
             judgments_digest=judgments_digest(cases), target=getattr(target, "name", None),
             created_at=datetime.now(UTC).isoformat(timespec="seconds")),
         notes=tuple(notes))
+    if ck is not None:
+        ck.remove()  # the run completed: nothing left to resume
+    return result

@@ -1,0 +1,117 @@
+"""``rankproof gate --target URL --goldens PATH``: run a search service, then gate the run.
+
+The target is an `rankproof.targets.HttpTarget` (POST ``{"query", "id"}``, read
+``{"ids": [...]}``; exactly one retry on a 5xx or a transport error; a
+deadline per call). The run is sharded on the engine ``--engine/--workers``
+ask for, never with more requests in flight than ``--max-concurrency``,
+checkpointed in the rankproof cache folder as shards finish, and resumed by
+``--resume`` after an interruption. Progress goes to standard error only:
+a bar on a terminal, otherwise a line at each tenth of the cases.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from rankproof._errors import ConfigError, TargetError
+from rankproof.cli._app import err_console
+from rankproof.cli._engine import engine_from
+from rankproof.gate import Baseline, ChecksFile, GateVerdict, evaluate_target
+from rankproof.report.console import plain
+from rankproof.targets import Case, HttpTarget, RunResult, shard_plan
+
+PANEL = "Target run"
+
+
+def parse_headers(values: list[str] | None) -> dict[str, str]:
+    """``--header 'Name: value'`` (repeatable) as a mapping; a line without ``:`` is refused."""
+    out: dict[str, str] = {}
+    for raw in values or ():
+        name, sep, value = raw.partition(":")
+        if not sep or not name.strip():
+            raise ConfigError(f"--header must look like 'Name: value', got {raw!r}")
+        out[name.strip()] = value.strip()
+    return out
+
+
+@contextmanager
+def progress_display(quiet: bool, label: str) -> Iterator[Callable[[int, int], None]]:
+    """``progress(done, total)`` on standard error: a bar on a terminal, else a line at each
+    tenth (and at the end); nothing with ``--quiet``."""
+    if quiet:
+        yield lambda _done, _total: None
+        return
+    if err_console.is_terminal:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        with Progress(TextColumn("{task.description}", markup=False), BarColumn(),
+                      MofNCompleteColumn(), TimeElapsedColumn(), console=err_console,
+                      transient=True) as bar:
+            task = bar.add_task(label, total=None)
+
+            def show(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            yield show
+        return
+    start = time.perf_counter()
+    shown = -1
+
+    def line(done: int, total: int) -> None:
+        nonlocal shown
+        tenth = done * 10 // max(total, 1)
+        if tenth == shown and done != total:
+            return
+        shown = tenth
+        err_console.print(plain(f"{label}: {done:,}/{total:,} cases answered "
+                                f"({time.perf_counter() - start:.1f} s)"))
+
+    yield line
+
+
+def run_target_gate(
+    spec: ChecksFile, base: Baseline | None, cases: Sequence[Case], *, url: str, name: str,
+    max_concurrency: int, timeout: float, deadline: float | None, headers: list[str] | None,
+    shard_size: int, resume: bool, engine: str, address: str | None, workers: int | None,
+    quiet: bool,
+) -> tuple[GateVerdict, RunResult, dict[str, Any]]:
+    """Run the target over the golden set and gate it; also what ran it (for provenance)."""
+    with engine_from(engine, address, workers) as executor, \
+            HttpTarget(url, name, max_concurrency=max_concurrency, timeout=timeout,
+                       deadline=deadline, headers=parse_headers(headers)) as target:
+        plan = shard_plan(target, executor)
+        if not quiet:
+            err_console.print(plain(f"rankproof gate: {len(cases):,} cases to {url}, shards of "
+                                    f"{shard_size}; {plan.describe()}"))
+        answered = 0
+        with progress_display(quiet, "rankproof gate") as show:
+            def progress(done: int, total: int) -> None:
+                nonlocal answered
+                answered = done
+                show(done, total)
+
+            try:
+                verdict, result = evaluate_target(spec, target, cases, baseline=base,
+                                                  executor=executor, shard_size=shard_size,
+                                                  resume=resume, progress=progress)
+            except TargetError:
+                if answered:
+                    err_console.print(plain(
+                        f"rankproof gate: {answered:,} of {len(cases):,} cases are "
+                        "checkpointed; rerun with --resume to continue from there"))
+                raise
+        ran = {"engine": executor.describe(),
+               "target": {"url": url, "name": name, "max_concurrency": max_concurrency,
+                          "timeout": target.timeout, "deadline": target.deadline,
+                          "shard_size": shard_size, "resumed": resume,
+                          "max_in_flight": plan.max_in_flight}}
+    return verdict, result, ran

@@ -1,0 +1,174 @@
+"""Many run files, each loaded and evaluated in one task, on any engine.
+
+``measure`` and ``compare`` over many runs hand each run file to an executor
+(`rankproof.engine`) as a `RunFileTask`: the task reads the file, applies
+trec_eval's ``-M``/``-J`` when asked, evaluates it and, for ``compare``,
+collects its evidence (top ids). The results come back in the order of the
+files, and the names are decided afterwards in this process by the same rule
+as `rankproof.cli._runs.load_runs`, so the output is byte-identical whichever
+engine ran the tasks. Only the per-run numbers travel back, never the run: a
+worker holds one run at a time, and so does this process.
+
+`evaluate_run_file` is module-level and imports only `data` and `measures`
+(and `comparison` for evidence), so a worker process or a Ray task imports
+little. It lives with the command line because it is the command line's
+per-file job (read a path, evaluate); the library's `rankproof.evaluate`
+and `rankproof.compare` stay the way to evaluate runs already in memory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rankproof._errors import InputError
+from rankproof.data import Qrels, Run, load_run
+from rankproof.measures import Measure, PerQuery, evaluate, trec_eval_run
+
+if TYPE_CHECKING:
+    from rankproof.engine import Executor
+
+
+@dataclass(frozen=True)
+class RunFileTask:
+    """One run to evaluate: a path (read by the worker) or a `Run` already read (standard
+    input can be read only once, here). Everything that decides its numbers travels in it."""
+
+    qrels: Qrels
+    run: str | Run
+    measures: tuple[Measure, ...]
+    name: str | None = None
+    """The run's ``--name``, when given (else its tag, else the loader's name, until the
+    names of all the runs are decided)."""
+    rel_level: int = 1
+    topics: str = "complete"
+    order: str = "score"
+    dedupe: str | None = None
+    extra_columns: str = "error"
+    max_retrieved: int | None = None
+    judged_only: bool = False
+    evidence_depth: int = 0
+    memory_cap: int | None = None
+    """``--memory-cap``: a run over it is streamed in partitions (`rankproof.cli._capped`)."""
+
+
+@dataclass(frozen=True)
+class RunFileResult:
+    """What comes back of a run: its per-query table and what naming it needs (the loader's
+    name and the run's tag), plus its top ids per topic when evidence was asked for."""
+
+    per_query: PerQuery
+    name: str
+    tag: str | None
+    source: str | None
+    top: dict[str, list[str]] | None = None
+    streamed: str | None = None
+    """How the run was streamed under ``--memory-cap`` (a note for standard error), or None."""
+
+
+def evaluate_run_file(task: RunFileTask) -> RunFileResult:
+    """Read, (``-M``/``-J``,) evaluate and collect the evidence of one run (a worker's job)."""
+    if task.memory_cap is not None and not isinstance(task.run, Run):
+        from rankproof.cli._capped import evaluate_capped
+
+        streamed = evaluate_capped(task, task.memory_cap)
+        if streamed is not None:
+            return streamed
+    run = task.run if isinstance(task.run, Run) else load_run(
+        task.run, dedupe=task.dedupe, extra_columns=task.extra_columns)  # type: ignore[arg-type]
+    loaded = run
+    # The name errors quote: the final one when --name gives it, else the usual one (the
+    # run's tag) until all the runs' tags are known.
+    label = task.name or run.tag or run.name
+    if label != run.name:
+        run = dataclasses.replace(run, name=label)
+    if task.max_retrieved is not None or task.judged_only:
+        kept = trec_eval_run(run, task.qrels, max_retrieved=task.max_retrieved,
+                             judged_only=task.judged_only)
+        if kept is None:
+            m, j = task.max_retrieved is not None, task.judged_only
+            raise InputError(f"no document of run {run.name!r} is left to evaluate after "
+                             f"{'-M' if m else ''}{' and ' if m and j else ''}{'-J' if j else ''}",
+                             path=run.source)
+        run = kept
+    pq = evaluate(task.qrels, run, task.measures, rel_level=task.rel_level,
+                  topics=task.topics, order=task.order)  # type: ignore[arg-type]
+    top = None
+    if task.evidence_depth > 0:
+        from rankproof.comparison import collect_evidence
+
+        top = collect_evidence(task.qrels, {"run": run}, k=task.evidence_depth,
+                               rel_level=task.rel_level,
+                               order=task.order).top["run"]  # type: ignore[arg-type]
+    source = None if loaded.source is None else str(loaded.source)
+    return RunFileResult(per_query=pq, name=loaded.name, tag=loaded.tag, source=source, top=top)
+
+
+def evaluate_run_files(
+    qrels: Path | str, paths: Sequence[Path], measures: Sequence[Measure], *,
+    executor: Executor, names: list[str] | None = None, dedupe: Any = None,
+    allow_extra_columns: bool = False, subtopics: bool = False, rel_level: int = 1,
+    topics: str = "complete", order: str = "score", max_retrieved: int | None = None,
+    judged_only: bool = False, evidence_depth: int = 0, memory_cap: int | None = None,
+) -> tuple[Qrels, list[RunFileResult]]:
+    """The qrels, and every run evaluated by ``executor`` and named as `load_runs` names it.
+
+    The same checks as `rankproof.cli._runs.load_runs`, in the same order: standard input
+    at most once, ``--name`` once per run, then the qrels are read here (once, shipped to
+    each task), then the runs by the executor, then a run given twice or two runs with one
+    name are refused.
+    """
+    from rankproof.cli._runs import STDIN, _check_stdin, load_qrels_arg, note_input, run_names
+
+    given = [str(p) for p in paths]
+    _check_stdin([str(qrels), *given])
+    if names and len(names) != len(given):
+        raise InputError(f"--name is given {len(names)} time(s) for {len(given)} run(s); give "
+                         "it once per run, in run order", field="--name")
+    q: Qrels
+    if subtopics:
+        from rankproof.data import read_subtopic_qrels
+
+        note_input(qrels)
+        q = read_subtopic_qrels(str(qrels))
+    else:
+        q = load_qrels_arg(qrels, dedupe)
+    for p in given:
+        note_input(p)
+    dedupe_value = None if dedupe is None else str(dedupe)
+    extra = "ignore" if allow_extra_columns else "error"
+    tasks = [RunFileTask(
+        qrels=q, run=(load_run(p, dedupe=dedupe_value, extra_columns=extra)  # type: ignore[arg-type]
+                      if p == STDIN else p),
+        measures=tuple(measures), name=names[i] if names else None, rel_level=rel_level,
+        topics=topics, order=order,
+        dedupe=dedupe_value, extra_columns=extra, max_retrieved=max_retrieved,
+        judged_only=judged_only, evidence_depth=evidence_depth, memory_cap=memory_cap)
+        for i, p in enumerate(given)]
+    results = executor.map(evaluate_run_file, tasks, kind="cpu")
+    labels = list(names) if names else run_names(given, [_Named(r.name, r.tag) for r in results])
+    dup = sorted({n for n in labels if labels.count(n) > 1})
+    twice = sorted({p for p in given if given.count(p) > 1 and p != STDIN})
+    if twice and not names:
+        raise InputError(f"the run {twice[0]!r} is given twice; to compare a run with itself, "
+                         "give each a --name", field="--name")
+    if dup:
+        raise InputError(f"two runs would be named {dup[0]!r}: give each run a --name",
+                         field="--name")
+    return q, [r if r.per_query.run_name == n else dataclasses.replace(
+        r, per_query=dataclasses.replace(r.per_query, run_name=n))
+        for r, n in zip(results, labels, strict=True)]
+
+
+@dataclass(frozen=True)
+class _Named:
+    """What `run_names` reads of a run: its loader name and its tag."""
+
+    name: str
+    tag: str | None
+
+
+__all__ = ["RunFileResult", "RunFileTask", "evaluate_run_file", "evaluate_run_files"]
