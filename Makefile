@@ -19,7 +19,7 @@ $(DEMO_STAMP): pyproject.toml | $(BIN)/python
 	touch $(DEMO_STAMP)
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,ray,faiss]'
 	touch $(STAMP) $(DEMO_STAMP)
 
 demo: $(DEMO_STAMP)

@@ -182,3 +182,11 @@ def test_the_engine_namespace_is_pinned() -> None:
 
     assert rankproof.engine.__all__ == ["ENGINES", "Executor", "Kind", "LocalExecutor",
                                         "RayExecutor", "executor_for", "shards"]
+
+
+def test_the_installed_version_is_the_one_written_in_the_package() -> None:
+    from importlib.metadata import version
+
+    from rankproof._version import __version__
+
+    assert version("rankproof") == __version__

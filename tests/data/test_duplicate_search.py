@@ -91,3 +91,20 @@ def test_first_empty_across_blocks() -> None:
     assert _strings.first_empty(pa.array(["x", "a", "b", ""]).slice(1), block=1) == 2
     assert _strings.first_empty(pa.array([], type=pa.string())) is None
     assert _strings.first_empty(pa.array(["a", "b", ""], type=pa.large_string())) == 2
+
+
+def test_two_threads_find_what_one_finds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ``_PARALLEL_ROWS`` the blocks are searched on two threads: the same rows come
+    back, duplicates planted in different blocks (and at a block's edges) included."""
+    from rankproof.data import _strings
+
+    groups, per = 1200, 1000  # 1.2 million rows, contiguous groups: many blocks
+    group = np.repeat(np.arange(groups, dtype=np.int32), per)
+    docs = np.tile(np.arange(per), groups).astype(str).astype(object)
+    for row, source in [(5, 3), (700_999, 700_000), (1_199_999, 1_199_000), (65_536, 65_537)]:
+        docs[row] = docs[source]
+    arr = pa.array(docs.tolist(), type=pa.string())
+    threaded = _strings.duplicate_pairs(group, arr)
+    monkeypatch.setattr(_strings, "_PARALLEL_ROWS", 1 << 40)
+    single = _strings.duplicate_pairs(group, arr)
+    assert threaded.tolist() == single.tolist() == [5, 65_537, 700_999, 1_199_999]

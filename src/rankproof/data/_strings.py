@@ -15,6 +15,9 @@ one gather per 8 bytes of the longest id.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
@@ -125,6 +128,8 @@ def fingerprints(arr: pa.Array) -> npt.NDArray[np.uint64]:
 #: Rows per block of the duplicate search: the block's temporaries stay in cache.
 _BLOCK_ROWS = 1 << 16
 _GROUP_MIX = np.uint64(0xC2B2AE3D27D4EB4F)
+#: Rows from which the duplicate search uses two threads (below, starting them costs more).
+_PARALLEL_ROWS = 1 << 20
 
 
 def _group_blocks(group: npt.NDArray[np.integer]) -> list[tuple[int, int]]:
@@ -161,19 +166,32 @@ def duplicate_pairs(
     if n < 2:
         return np.zeros(0, dtype=np.int64)
     arr = as_string_array(arr)
-    parts: list[npt.NDArray[np.int64]] = []
-    for a, b in _group_blocks(group):
+
+    def candidates(block: tuple[int, int]) -> npt.NDArray[np.int64] | None:
+        a, b = block
         fp = fingerprints(arr if (a, b) == (0, n) else arr.slice(a, b - a))
         with np.errstate(over="ignore"):
             key = fp ^ (group[a:b].astype(np.uint64) * _GROUP_MIX)
         sk = np.sort(key)
         if not (sk[1:] == sk[:-1]).any():
-            continue
+            return None
         order = np.argsort(key, kind="stable")
         sk = key[order]
         same = sk[1:] == sk[:-1]
         # Both rows of every key collision are candidates.
-        parts.append(a + np.concatenate([order[1:][same], order[:-1][same]]))
+        return a + np.concatenate([order[1:][same], order[:-1][same]])
+
+    blocks = _group_blocks(group)
+    # numpy releases the GIL in its sorts and element-wise loops, so on a run of millions
+    # of rows two threads check disjoint blocks at once; the candidates are the same
+    # whichever thread found them (they are sorted below).
+    threads = min(2, os.cpu_count() or 1, len(blocks))
+    if threads > 1 and n >= _PARALLEL_ROWS:
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            found = list(pool.map(candidates, blocks))
+    else:
+        found = [candidates(block) for block in blocks]
+    parts = [c for c in found if c is not None]
     if not parts:
         return np.zeros(0, dtype=np.int64)
     cand = np.unique(np.concatenate(parts))
