@@ -17,10 +17,12 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 from tests._jsonserver import running
+from tests.targets._service import Service, service
 
 MAX_REQUESTS = 200  # a bound on any one test: a runaway retry loop fails instead of spinning
 
@@ -137,3 +139,17 @@ def server() -> Iterator[ScriptedServer]:
     with running(httpd, on_stop=state.stop.set) as base:
         state.url = base + "/search"
         yield state
+
+
+@pytest.fixture
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cache folder of the test's own, so default target checkpoints never meet across
+    tests (the sharded-run tests use it)."""
+    monkeypatch.setenv("RANKPROOF_CACHE", str(tmp_path / "cache"))
+
+
+@pytest.fixture
+def svc() -> Iterator[Service]:
+    """A real scoring service on 127.0.0.1 (`tests.targets._service`), stopped afterwards."""
+    with service() as s:
+        yield s

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import pickle
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,17 +19,7 @@ from rankproof.targets._shards import _HttpSpec, _invoke_shard, _ShardTask
 
 METRICS = ["nDCG@10", "RR", "R@5"]
 
-
-@pytest.fixture(autouse=True)
-def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test its own cache folder, so default checkpoints never meet across tests."""
-    monkeypatch.setenv("RANKPROOF_CACHE", str(tmp_path / "cache"))
-
-
-@pytest.fixture
-def svc() -> Iterator[Service]:
-    with service() as s:
-        yield s
+pytestmark = pytest.mark.usefixtures("own_cache")
 
 
 def same(a: RunResult, b: RunResult) -> None:

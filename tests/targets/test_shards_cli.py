@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.targets._service import Service, service, write_goldens
+from tests.targets._service import Service, write_goldens
 from typer.testing import CliRunner, Result
 
 from rankproof.cli import app
@@ -27,17 +26,7 @@ checks:
     threshold: 0.2
 """
 
-
-@pytest.fixture(autouse=True)
-def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test its own cache folder, so default checkpoints never meet across tests."""
-    monkeypatch.setenv("RANKPROOF_CACHE", str(tmp_path / "cache"))
-
-
-@pytest.fixture
-def svc() -> Iterator[Service]:
-    with service() as s:
-        yield s
+pytestmark = pytest.mark.usefixtures("own_cache")
 
 
 def gate(tmp_path: Path, url: str, *extra: str) -> Result:

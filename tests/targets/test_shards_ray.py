@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.targets._service import Service, cases, service, write_goldens
+from tests.targets._service import Service, cases, write_goldens
 from tests.targets.test_shards import METRICS, same
 from typer.testing import CliRunner
 
@@ -18,7 +17,7 @@ from rankproof.engine import LocalExecutor, RayExecutor
 from rankproof.targets import CallableTarget, Case, HttpTarget, run, shard_plan
 from rankproof.targets._checkpoint import default_root
 
-pytestmark = pytest.mark.xdist_group("ray")
+pytestmark = [pytest.mark.xdist_group("ray"), pytest.mark.usefixtures("own_cache")]
 
 CHECKS = """\
 checks:
@@ -27,17 +26,6 @@ checks:
     op: ">="
     threshold: 0.2
 """
-
-
-@pytest.fixture(autouse=True)
-def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RANKPROOF_CACHE", str(tmp_path / "cache"))
-
-
-@pytest.fixture
-def svc() -> Iterator[Service]:
-    with service() as s:
-        yield s
 
 
 def test_an_http_target_on_ray_matches_the_local_engine(ray_cluster: object, svc: Service,

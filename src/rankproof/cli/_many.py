@@ -121,7 +121,13 @@ def evaluate_run_files(
     each task), then the runs by the executor, then a run given twice or two runs with one
     name are refused.
     """
-    from rankproof.cli._runs import STDIN, _check_stdin, load_qrels_arg, note_input, run_names
+    from rankproof.cli._runs import (
+        STDIN,
+        _check_stdin,
+        load_qrels_arg,
+        note_input,
+        unique_labels,
+    )
 
     given = [str(p) for p in paths]
     _check_stdin([str(qrels), *given])
@@ -149,15 +155,7 @@ def evaluate_run_files(
         judged_only=judged_only, evidence_depth=evidence_depth, memory_cap=memory_cap)
         for i, p in enumerate(given)]
     results = executor.map(evaluate_run_file, tasks, kind="cpu")
-    labels = list(names) if names else run_names(given, [_Named(r.name, r.tag) for r in results])
-    dup = sorted({n for n in labels if labels.count(n) > 1})
-    twice = sorted({p for p in given if given.count(p) > 1 and p != STDIN})
-    if twice and not names:
-        raise InputError(f"the run {twice[0]!r} is given twice; to compare a run with itself, "
-                         "give each a --name", field="--name")
-    if dup:
-        raise InputError(f"two runs would be named {dup[0]!r}: give each run a --name",
-                         field="--name")
+    labels = unique_labels(given, names, [_Named(r.name, r.tag) for r in results])
     return q, [r if r.per_query.run_name == n else dataclasses.replace(
         r, per_query=dataclasses.replace(r.per_query, run_name=n))
         for r, n in zip(results, labels, strict=True)]

@@ -219,6 +219,14 @@ def load_runs(qrels: Path | str | None, paths: list[Path], *, names: list[str] |
     runs = [load_run(p, dedupe=_value(dedupe),
                      extra_columns="ignore" if allow_extra_columns else "error")
             for p in given]
+    labels = unique_labels(given, names, runs)
+    return q, [r if r.name == n else dataclasses.replace(r, name=n)
+               for r, n in zip(runs, labels, strict=True)]
+
+
+def unique_labels(given: list[str], names: list[str] | None, runs: Sequence[Any]) -> list[str]:
+    """The name each run is shown under (``--name`` values, else `run_names`), refusing a
+    run given twice without names, or two runs that would share a name."""
     labels = list(names) if names else run_names(given, runs)
     dup = sorted({n for n in labels if labels.count(n) > 1})
     twice = sorted({p for p in given if given.count(p) > 1 and p != STDIN})
@@ -228,8 +236,7 @@ def load_runs(qrels: Path | str | None, paths: list[Path], *, names: list[str] |
     if dup:
         raise InputError(f"two runs would be named {dup[0]!r}: give each run a --name",
                          field="--name")
-    return q, [r if r.name == n else dataclasses.replace(r, name=n)
-               for r, n in zip(runs, labels, strict=True)]
+    return labels
 
 
 def run_names(paths: list[str], runs: Sequence[Any]) -> list[str]:

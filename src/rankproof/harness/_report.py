@@ -39,6 +39,7 @@ from rankproof._limits import MAX_SHOWN_CHARS, shown
 from rankproof._manifest import VARYING_FIELDS, provenance
 from rankproof.comparison import ComparisonRow, Evidence, EvidenceSidecar, evidence_value
 from rankproof.measures import polarity
+from rankproof.retrieval import over_capacity, peak_load
 from rankproof.stats import power
 
 SCHEMA_VERSION = 2
@@ -193,14 +194,12 @@ class LatencySummary(_Model):
     @property
     def load(self) -> float | None:
         """The higher of the two load averages (None when not recorded)."""
-        seen = [x for x in (self.load_before, self.load_after) if x is not None]
-        return max(seen) if seen else None
+        return peak_load(self.load_before, self.load_after)
 
     @property
     def loaded(self) -> bool:
         """True when the load average exceeded the CPU count during the timed pass."""
-        load = self.load
-        return load is not None and self.cpus is not None and load > self.cpus
+        return over_capacity(self.load_before, self.load_after, self.cpus)
 
     def conditions(self) -> str | None:
         """``threads=1, load 0.8/2 CPUs, warm-up 8 queries 1.2 s excluded``; None when the

@@ -52,6 +52,8 @@ from rankproof.retrieval._timing import (
     TimedSearch,
     TimingStamp,
     machine_load,
+    over_capacity,
+    peak_load,
     timed_search,
     torch_threads,
 )
@@ -93,6 +95,8 @@ __all__ = [
     "machine_load",
     "make_plumbing_cross_encoder",
     "model_identity",
+    "over_capacity",
+    "peak_load",
     "rerank_unavailable_reason",
     "resolve_embed_model",
     "retrieved_nothing",

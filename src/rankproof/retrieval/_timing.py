@@ -48,6 +48,19 @@ DEFAULT_THREADS = 1
 """torch's intra-op threads while a stage is timed one query at a time."""
 
 
+def peak_load(before: float | None, after: float | None) -> float | None:
+    """The higher of the load averages read before and after a timed pass (None: neither)."""
+    seen = [x for x in (before, after) if x is not None]
+    return max(seen) if seen else None
+
+
+def over_capacity(before: float | None, after: float | None, cpus: int | None) -> bool:
+    """Whether the load average exceeded the CPU count around a timed pass: processes
+    waited for a core, so the percentiles include that wait."""
+    load = peak_load(before, after)
+    return load is not None and cpus is not None and load > cpus
+
+
 @dataclass(frozen=True)
 class TimingStamp:
     """The conditions a stage's per-query latencies were measured under.
@@ -73,15 +86,12 @@ class TimingStamp:
     @property
     def load(self) -> float | None:
         """The higher of the two load averages (None when neither was read)."""
-        seen = [x for x in (self.load_before, self.load_after) if x is not None]
-        return max(seen) if seen else None
+        return peak_load(self.load_before, self.load_after)
 
     @property
     def loaded(self) -> bool:
-        """True when the load average exceeded the CPU count: processes waited for a core,
-        so the percentiles include that wait."""
-        load = self.load
-        return load is not None and self.cpus is not None and load > self.cpus
+        """True when the load average exceeded the CPU count (see `over_capacity`)."""
+        return over_capacity(self.load_before, self.load_after, self.cpus)
 
     def as_dict(self) -> dict[str, Any]:
         return {"warmup_queries": self.warmup_queries, "warmup_ms": self.warmup_ms,
