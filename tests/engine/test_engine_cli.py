@@ -79,6 +79,20 @@ def test_measure_over_three_runs(ray_cluster: Any) -> None:
 
 
 @pytest.mark.xdist_group("ray")
+def test_streamed_runs_on_ray_give_the_in_memory_output(ray_cluster: Any) -> None:
+    """A run over --memory-cap is streamed by topic inside the Ray task that evaluates it:
+    the per-query output equals the in-memory one in this process."""
+    big = DATA / "rankllm_runs" / "REP_LLAMA" / "trec_results_dl19.txt"  # 1.4 MB, grouped
+    base = ["measure", QRELS, big, RUNS[0], "-q", "-m", "official", "-f", "csv"]
+    in_memory = _invoke(*base)
+    address = ray_cluster.address_info["address"]
+    streamed = _subprocess(*base, "--memory-cap", "1MiB", "--engine", "ray",
+                           "--address", address)
+    assert streamed.stdout == in_memory
+    assert "stream" in streamed.stderr  # it says it streamed, on standard error
+
+
+@pytest.mark.xdist_group("ray")
 def test_compare_on_ray(ray_cluster: Any) -> None:
     base = ["compare", QRELS, *RUNS, "-f", "json", "--resamples", "500", "--seed", "3"]
     local_doc, _ = _json(_invoke(*base))

@@ -237,7 +237,7 @@ def test_retriever_target_orders_by_trec_eval_rule_and_cuts_at_k() -> None:
 
 def test_retriever_target_no_match_and_batch() -> None:
     retriever = FakeRetriever()
-    target = RetrieverTarget(retriever, "bm25-ish", k=10, docs=DOCS)
+    target = RetrieverTarget(retriever, "bm25-ish", k=10, docs=DOCS, warmup=0)
     cases = [Case(id="q2", query="billing"), Case(id="q1", query="nothing here"),
              Case(id="q3", query="alarm")]
     responses = target.invoke_many(cases)
@@ -245,6 +245,26 @@ def test_retriever_target_no_match_and_batch() -> None:
     assert [r.ranked_ids for r in responses] == [("d",), (), ("c", "b", "a")]
     with pytest.raises(ValueError, match="'q2' is repeated"):
         target.invoke_many([cases[0], cases[0]])
+
+
+def test_retriever_target_warms_up_once_and_records_how_it_timed() -> None:
+    """As `rankproof eval` times a stage: the first call searches the first queries untimed
+    (results discarded), later calls do not; the answers are those of an unwarmed target."""
+    cases = [Case(id=f"q{i}", query=q) for i, q in
+             enumerate(["billing", "alarm", "water pump", "nothing here"])]
+    cold = RetrieverTarget(FakeRetriever(), k=10, docs=DOCS, warmup=0).invoke_many(cases)
+    retriever = FakeRetriever()
+    target = RetrieverTarget(retriever, k=10, docs=DOCS, warmup=2, threads=None)
+    warm = target.invoke_many(cases)
+    assert retriever.calls == [2, 4]  # the warm-up (first 2 queries), then the timed batch
+    assert [r.ranked_ids for r in warm] == [r.ranked_ids for r in cold]
+    timing = warm[0].meta["timing"]
+    assert timing["warmup_queries"] == 2 and timing["warmup_ms"] >= 0
+    assert timing["threads_set"] is False  # threads=None: torch's own setting, not touched
+    target.invoke(cases[0])
+    assert retriever.calls == [2, 4, 1]  # warmed once: no second warm-up
+    with pytest.raises(ValueError, match="warmup must be an integer >= 0"):
+        RetrieverTarget(FakeRetriever(), warmup=-1)
 
 
 def test_retriever_target_wraps_search_errors() -> None:

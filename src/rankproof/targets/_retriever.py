@@ -32,11 +32,19 @@ class RetrieverTarget:
     so that `invoke` and the batched `invoke_many` report the same quantity
     and agree with the latencies of the retrieval pipeline. ``meta`` carries
     the stage's ``config`` and ``notes`` (e.g. a test-double caveat), which a
-    report must not lose.
+    report must not lose, and ``timing``: the conditions the latency was
+    measured under (`rankproof.retrieval.TimingStamp`).
+
+    Timed as ``rankproof eval`` times a stage: the first call warms the stage up
+    on its first ``warmup`` queries (results discarded, time reported in
+    ``timing``, never in ``latency_ms``; 0: no warm-up), and every search runs
+    with torch's intra-op threads set to ``threads`` (None: torch's own); the
+    defaults are ``rankproof eval``'s (`rankproof.retrieval.DEFAULT_WARMUP`,
+    `DEFAULT_THREADS`).
     """
 
     def __init__(self, retriever: Retriever, name: str | None = None, *, k: int = 10,
-                 docs: Docs | None = None) -> None:
+                 docs: Docs | None = None, warmup: int = 8, threads: int | None = 1) -> None:
         if not hasattr(retriever, "search"):
             raise TypeError(f"retriever must have a search(queries, k) method, got "
                             f"{type(retriever).__name__}")
@@ -45,6 +53,11 @@ class RetrieverTarget:
         self.retriever = retriever
         self.name = check_name(name if name is not None else getattr(retriever, "name", None))
         self.k = k
+        if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+            raise InputError(f"warmup must be an integer >= 0, got {warmup!r}", field="warmup")
+        self.warmup = warmup
+        self.threads = threads
+        self._warmed = warmup == 0
         if docs is not None:
             retriever.index(docs)
 
@@ -75,15 +88,24 @@ class RetrieverTarget:
     def _search(self, cases: Sequence[Case], where: str,
                 case_id: str | None) -> list[TargetResponse]:
         """One call of the stage; a failure names the case when the batch is one case."""
+        # Imported here: rankproof.retrieval loads the retrieval libraries, which a gate
+        # over an HTTP target never needs.
+        from rankproof.retrieval import timed_search
+
         try:
-            out: StageOutput = self.retriever.search([(c.id, c.query) for c in cases], self.k)
+            timed = timed_search(self.retriever, [(c.id, c.query) for c in cases], self.k,
+                                 warmup=0 if self._warmed else self.warmup,
+                                 threads=self.threads)
         except Exception as exc:
             raise TargetError(f"{where}: search raised {type(exc).__name__}: {exc}",
                               case_id=case_id, target=self.name) from exc
+        self._warmed = True
+        out: StageOutput = timed.output
         rows: dict[str, list[tuple[str, float]]] = {}
         for qid, docid, score in out.run.iter_rows():
             rows.setdefault(qid, []).append((docid, score))
-        meta = {"config": dict(out.config), "notes": tuple(out.notes)}
+        meta = {"config": dict(out.config), "notes": tuple(out.notes),
+                "timing": timed.stamp.as_dict()}
         responses = []
         for case in cases:
             ranked = sorted(rows.get(case.id, ()), key=lambda r: (r[1], r[0].encode("utf-8")),
