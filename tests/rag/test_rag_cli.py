@@ -186,6 +186,14 @@ def test_judge_scores_cache_ppi_and_a_gate_that_is_advisory_until_calibrated(
     cal = _run("rag", "calibrate-judge", "--judge", str(config), "--answers", str(mixed),
                "--labels", str(agree), "-o", str(tmp_path / "cal.json"), "--force")
     assert cal.exit_code == 0 and "κ = 1.000" in cal.stdout, cal.output  # type: ignore[attr-defined]
+    # The judge's calls on four threads (--workers 4): the same calibration.
+    pooled = _run("rag", "calibrate-judge", "--judge", str(config), "--answers", str(mixed),
+                  "--labels", str(agree), "-o", str(tmp_path / "cal4.json"), "--workers", "4")
+    assert pooled.exit_code == 0 and pooled.stdout.replace("cal4.json", "cal.json") == cal.stdout  # type: ignore[attr-defined]
+    same = [json.loads((tmp_path / f).read_text()) for f in ("cal.json", "cal4.json")]
+    for doc in same:
+        doc.pop("created_at", None)
+    assert same[0] == same[1]
     blocking = _run("gate", str(checks), "--report", str(out))
     assert blocking.exit_code == 1, blocking.output  # type: ignore[attr-defined]
     assert "calibrated: κ = 1.000" in blocking.output  # type: ignore[attr-defined]

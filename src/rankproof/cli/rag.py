@@ -163,6 +163,9 @@ def calibrate_judge(
     output: Path = typer.Option(..., "-o", "--output", metavar="PATH",
                                 help="Where to write the calibration (JSON)."),
     force: bool = force_option(),
+    engine: EngineOption = "local",
+    address: AddressOption = None,
+    workers: WorkersOption = None,
 ) -> None:
     """Measure the judge against human labels (Cohen's κ, accuracy, confusion) and save it."""
     from rankproof.rag import calibrate, load_answers, load_judge, load_labels
@@ -179,7 +182,9 @@ def calibrate_judge(
 
         raise InputError(f"{len(missing)} labelled quer(ies) have no answer: {missing[:5]}",
                          path=str(labels), field="query_id")
-    result = the_judge.judge(rows)
+    # The judge's calls are the engine's tasks, as for `rag score --judge`.
+    with engine_from(engine, address, workers) as executor:
+        result = the_judge.judge(rows, executor=executor)
     cal = calibrate(result, human, scale=the_judge.identity.scale, judge=the_judge)
     cal.save(output)
     kappa = "undefined" if cal.kappa is None else f"{cal.kappa:.3f}"
