@@ -38,6 +38,29 @@ def trec_eval_tests(shared_data: Path) -> Path:
     return shared_data / "trec_eval_tests"
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Make ``--dist loadgroup`` group again under pytest 9.
+
+    pytest-xdist 3.8 sends the tests of one ``xdist_group`` to one worker by appending
+    ``@group`` to each item's ``_nodeid``; pytest 9 derives ``nodeid`` from ``_id``
+    instead, so the suffix is lost and the Ray tests spread over both workers, each
+    starting a cluster of its own. The same suffix is put where pytest 9 reads it (only
+    when xdist's own did not land, so a fixed xdist is left alone).
+    """
+    if not config.getvalue("loadgroup"):
+        return
+    try:
+        from _pytest.nodeid import NodeId
+    except ImportError:  # pytest < 9: xdist's own suffix works
+        return
+    for item in items:
+        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                        for m in item.iter_markers("xdist_group")})
+        if names and "@" not in item.nodeid and hasattr(item, "_id"):
+            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(names)}")
+
+
 @pytest.fixture(scope="session")
 def ray_cluster() -> object:
     """A real local Ray cluster for the whole session: 2 CPUs, no dashboard, a small

@@ -20,6 +20,8 @@ embedding.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import sys
 from types import FrameType
@@ -76,7 +78,12 @@ def main() -> None:
     """Console-script entry point."""
     _install_signal_handlers()
     try:
-        _main()
+        try:
+            _main()
+        except SystemExit as done:
+            _leave_ray(done.code)
+            raise
+        _leave_ray(0)
     except Interrupted as exc:
         try:
             sys.stderr.write(f"interrupted by {signal.Signals(exc.signum).name}\n")
@@ -84,6 +91,30 @@ def main() -> None:
         except (OSError, ValueError):  # stderr is gone too: the exit status says it
             pass
         sys.exit(128 + exc.signum)
+
+
+def _leave_ray(code: object) -> None:
+    """After a command that ran on Ray, end the process at once with its exit status.
+
+    Ray's driver keeps C++ threads that can crash the interpreter's own teardown
+    (a SIGSEGV after the output was written and the executor closed: seen under load
+    in CI). Everything the command writes is committed and flushed before this point,
+    so skipping the teardown loses nothing, and the status stays the command's own.
+    """
+    if "ray" not in sys.modules or not _engine_used_ray():
+        return
+    status = code if isinstance(code, int) else (0 if code is None else 1)
+    if code is not None and not isinstance(code, int):
+        sys.stderr.write(f"{code}\n")
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(status)
+
+
+def _engine_used_ray() -> bool:
+    engine = sys.modules.get("rankproof.cli._engine")
+    return bool(engine is not None and getattr(engine, "RAY_USED", False))
 
 
 def _main() -> None:

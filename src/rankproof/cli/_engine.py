@@ -39,6 +39,10 @@ else:
 
 _PANEL = "Engine"
 
+RAY_USED = False
+"""Set once a command in this process ran on Ray: `rankproof.cli.main` then ends the
+process without the interpreter's teardown (see ``cli._leave_ray``)."""
+
 EngineOption = Annotated[EngineChoice, typer.Option(
     "--engine", rich_help_panel=_PANEL,
     help="Where independent work runs: 'local' (this machine; --workers > 1 uses a pool) or "
@@ -79,9 +83,11 @@ def engine_from(engine: str = "local", address: str | None = None,
     A bad combination (``--address`` with ``local``) or a missing ``ray`` extra
     raises the engine's `ConfigError` / `MissingExtraError` (exit 2).
     """
+    global RAY_USED
     from rankproof.engine import executor_for
 
     executor = executor_for(str(engine), address=address, workers=workers)
+    RAY_USED = RAY_USED or executor.name == "ray"
     try:
         if executor.name == "ray":
             print(describe_where(executor), file=sys.stderr, flush=True)
