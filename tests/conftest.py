@@ -48,7 +48,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     starting a cluster of its own. The same suffix is put where pytest 9 reads it (only
     when xdist's own did not land, so a fixed xdist is left alone).
     """
-    if not config.getvalue("loadgroup"):
+    if not getattr(config.option, "loadgroup", False):  # set in xdist workers only
         return
     try:
         from _pytest.nodeid import NodeId

@@ -270,6 +270,14 @@ register(Family(
     aliases=("gm_map",), trec_name="gm_map", aggregate="geometric", trec_per_topic=False,
 ))
 register(Family(
+    "YAAP", True,
+    "Yet another average precision: log((1 + S) / (1 + R - S)), S the sum of precision at"
+    " each relevant document retrieved, R the relevant documents; monotonic with AP on a"
+    " topic, but not bounded by 0 and 1, so its mean is less dominated by extreme topics.",
+    "trec_eval yaap; Robertson, 'On smoothing average precision', ECIR 2012.", "none",
+    _params(rel=REL), aliases=("yaap",), trec_name="yaap",
+))
+register(Family(
     "GMBpref", True,
     "Bpref per topic, summarised by the geometric mean over topics (floor 0.00001).",
     "trec_eval gm_bpref.", "none", _params(rel=REL), aliases=("gm_bpref",),

@@ -161,6 +161,16 @@ def relative_precision(j: Judged, m: Measure) -> F64:
     return _safe_div(j.bincount(j.topic[sel]), np.minimum(float(m.cutoff), j.num_rel(level)))
 
 
+def yaap(j: Judged, m: Measure) -> F64:
+    """trec_eval's yaap: log((1 + S) / (1 + R - S)), S the sum of precision at each
+    relevant retrieved document (AP's numerator), R the relevant documents."""
+    level = j.level(m)
+    rel = j.is_rel(level)
+    t, p = j.topic[rel], j.pos[rel]
+    total = j.bincount(t, (_positions_within(t) + 1) / (p + 1.0))
+    return np.log((1.0 + total) / (1.0 + j.num_rel(level) - total))
+
+
 TREC_KERNELS: dict[str, Callable[[Judged, Measure], F64]] = {
     "NumNonRelJudgedRet": num_nonrel_judged_ret,
     "SetP": set_precision,
@@ -175,6 +185,7 @@ TREC_KERNELS: dict[str, Callable[[Judged, Measure], F64]] = {
     "Rprec": r_precision_any,
     "Utility": utility,
     "RelP": relative_precision,
+    "YAAP": yaap,
 }
 """Kernels of the families registered in `_families` for trec_eval's wider set
 (``Rprec`` here dispatches on ``mult``)."""
