@@ -139,10 +139,9 @@ def _trec_eval_partitions(parts: Any, task: RunFileTask) -> Any:
             kept_any = True
             yield kept
     if not kept_any:
-        m, j = task.max_retrieved is not None, task.judged_only
-        raise InputError(f"no document of run {parts.name!r} is left to evaluate after "
-                         f"{'-M' if m else ''}{' and ' if m and j else ''}{'-J' if j else ''}",
-                         path=parts.source)
+        from rankproof.cli._many import nothing_left
+
+        raise nothing_left(parts.name, parts.source, task.max_retrieved, task.judged_only)
 
 
 def _mib(n: int) -> str:

@@ -69,6 +69,27 @@ class RunFileResult:
     """How the run was streamed under ``--memory-cap`` (a note for standard error), or None."""
 
 
+def nothing_left(name: str, source: object, max_retrieved: int | None,
+                 judged_only: bool) -> InputError:
+    """The refusal when trec_eval's ``-M``/``-J`` leave a run with no document."""
+    m, j = max_retrieved is not None, judged_only
+    return InputError(f"no document of run {name!r} is left to evaluate after "
+                      f"{'-M' if m else ''}{' and ' if m and j else ''}{'-J' if j else ''}",
+                      path=None if source is None else str(source))
+
+
+def trec_eval_limited(run: Run, qrels: Qrels, max_retrieved: int | None,
+                      judged_only: bool) -> Run:
+    """``run`` after trec_eval's ``-M`` and ``-J`` (itself when neither is given),
+    refused by `nothing_left` when they leave nothing."""
+    if max_retrieved is None and not judged_only:
+        return run
+    kept = trec_eval_run(run, qrels, max_retrieved=max_retrieved, judged_only=judged_only)
+    if kept is None:
+        raise nothing_left(run.name, run.source, max_retrieved, judged_only)
+    return kept
+
+
 def evaluate_run_file(task: RunFileTask) -> RunFileResult:
     """Read, (``-M``/``-J``,) evaluate and collect the evidence of one run (a worker's job)."""
     if task.memory_cap is not None and not isinstance(task.run, Run):
@@ -85,15 +106,7 @@ def evaluate_run_file(task: RunFileTask) -> RunFileResult:
     label = task.name or run.tag or run.name
     if label != run.name:
         run = dataclasses.replace(run, name=label)
-    if task.max_retrieved is not None or task.judged_only:
-        kept = trec_eval_run(run, task.qrels, max_retrieved=task.max_retrieved,
-                             judged_only=task.judged_only)
-        if kept is None:
-            m, j = task.max_retrieved is not None, task.judged_only
-            raise InputError(f"no document of run {run.name!r} is left to evaluate after "
-                             f"{'-M' if m else ''}{' and ' if m and j else ''}{'-J' if j else ''}",
-                             path=run.source)
-        run = kept
+    run = trec_eval_limited(run, task.qrels, task.max_retrieved, task.judged_only)
     pq = evaluate(task.qrels, run, task.measures, rel_level=task.rel_level,
                   topics=task.topics, order=task.order)  # type: ignore[arg-type]
     top = None

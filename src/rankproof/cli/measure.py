@@ -8,11 +8,10 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from rankproof._errors import InputError
 from rankproof.cli._app import EXIT_FAILED, app, error_boundary, print_note
 from rankproof.cli._capped import memory_cap_option, parse_size, should_stream
 from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption, engine_from
-from rankproof.cli._many import evaluate_run_files
+from rankproof.cli._many import evaluate_run_files, trec_eval_limited
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import (
     DedupeChoice,
@@ -49,7 +48,6 @@ from rankproof.measures import (
     relstrings,
     select_trec_eval,
     split_measure_list,
-    trec_eval_run,
 )
 from rankproof.report import records, table
 from rankproof.report.console import make_console, print_table
@@ -171,18 +169,7 @@ def _relstring_texts(asked: tuple[str, int] | None, qrels: Qrels, loaded: list[R
 def _trec_eval_runs(qrels: Qrels, runs: list[Run], max_retrieved: int | None,
                     judged_only: bool) -> list[Run]:
     """Apply trec_eval's -M and -J to every run (refusing a run they leave empty)."""
-    if max_retrieved is None and not judged_only:
-        return runs
-    out = []
-    for run in runs:
-        kept = trec_eval_run(run, qrels, max_retrieved=max_retrieved, judged_only=judged_only)
-        if kept is None:
-            raise InputError(f"no document of run {run.name!r} is left to evaluate after "
-                             f"{'-M' if max_retrieved is not None else ''}"
-                             f"{' and ' if max_retrieved is not None and judged_only else ''}"
-                             f"{'-J' if judged_only else ''}", path=run.source)
-        out.append(kept)
-    return out
+    return [trec_eval_limited(run, qrels, max_retrieved, judged_only) for run in runs]
 
 
 def _retrieval_notes(max_retrieved: int | None, judged_only: bool) -> tuple[str, ...]:
