@@ -67,20 +67,18 @@ from rankproof.retrieval import (
     DenseRetriever,
     FusionMethod,
     FusionRetriever,
-    HashingEmbedder,
     ModelIdentity,
     Norm,
     RerankRetriever,
     Retriever,
     SentenceTransformerCrossEncoder,
-    SentenceTransformerEmbedder,
     StageOutput,
     TimingStamp,
+    build_embedder,
     check_dense_index,
     default_cache_dir,
     embed_model_problem,
     rerank_unavailable_reason,
-    resolve_embed_model,
     timed_search,
 )
 from rankproof.stats import CORRECTIONS, TESTS, nearest_rank
@@ -239,14 +237,7 @@ def build_stages(config: EvalConfig, chunk_depth: int | None = None, *,
     stages: list[Retriever] = [bm25]
     dense: Retriever | None = None
     if "dense" in config.stages:
-        embedder: HashingEmbedder | SentenceTransformerEmbedder
-        if config.embedder == "hashing":
-            embedder = HashingEmbedder()
-        elif config.embed_model is None:
-            embedder = SentenceTransformerEmbedder()
-        else:
-            path, model_name = resolve_embed_model(config.embed_model)
-            embedder = SentenceTransformerEmbedder(path, name=model_name)
+        embedder = build_embedder(config.embedder, config.embed_model)
         dense = DenseRetriever(embedder, cache_dir=default_cache_dir() / "embeddings",
                                index=config.dense_index, executor=executor)
         stages.append(dense)

@@ -39,15 +39,13 @@ from rankproof.report import records
 from rankproof.retrieval import (
     BM25Retriever,
     DenseRetriever,
-    HashingEmbedder,
     RerankRetriever,
     Retriever,
     SentenceTransformerCrossEncoder,
-    SentenceTransformerEmbedder,
     StageOutput,
+    build_embedder,
     default_cache_dir,
     fuse,
-    resolve_embed_model,
     timed_search,
 )
 
@@ -102,16 +100,9 @@ def retrieve(ctx: Context, stage: Any, work: Path) -> Made:
     if stage.method == "bm25":
         retriever = BM25Retriever(k1=stage.k1, b=stage.b, stemmer=stage.stemmer, name=stage.id)
     elif stage.method == "dense":
-        embedder: HashingEmbedder | SentenceTransformerEmbedder
-        if stage.embedder == "hashing":
-            embedder = HashingEmbedder()
-        elif stage.embed_model is None:
-            embedder = SentenceTransformerEmbedder()
-        else:
-            path, model_name = resolve_embed_model(embed_model_spec(ctx, stage.embed_model))
-            embedder = SentenceTransformerEmbedder(path, name=model_name)
-        retriever = DenseRetriever(embedder, cache_dir=default_cache_dir() / "embeddings",
-                                   name=stage.id)
+        model = None if stage.embed_model is None else embed_model_spec(ctx, stage.embed_model)
+        retriever = DenseRetriever(build_embedder(stage.embedder, model),
+                                   cache_dir=default_cache_dir() / "embeddings", name=stage.id)
     else:
         first = stage.inputs[0]
         path = ctx.chunks_path(first) or ctx.run_path(first)

@@ -27,6 +27,7 @@ from rankproof.retrieval._embed import (
     Embedder,
     HashingEmbedder,
     SentenceTransformerEmbedder,
+    build_embedder,
 )
 from rankproof.retrieval._embed_cache import EmbedStats, embedder_spec
 from rankproof.retrieval._embed_model import (
@@ -84,6 +85,7 @@ __all__ = [
     "TimedSearch",
     "TimingStamp",
     "block_search",
+    "build_embedder",
     "check_dense_index",
     "default_cache_dir",
     "default_norm",

