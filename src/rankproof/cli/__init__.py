@@ -101,7 +101,7 @@ def _leave_ray(code: object) -> None:
     in CI). Everything the command writes is committed and flushed before this point,
     so skipping the teardown loses nothing, and the status stays the command's own.
     """
-    if "ray" not in sys.modules or not _engine_used_ray():
+    if not _engine_used_ray():
         return
     status = code if isinstance(code, int) else (0 if code is None else 1)
     if code is not None and not isinstance(code, int):

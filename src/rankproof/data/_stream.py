@@ -31,9 +31,13 @@ def _foreign(delimiter: str) -> list[bytes]:
     return [bytes((b,)) for b in WHITESPACE + b"\x00" if b not in allowed]
 
 
+def _plain(chunk: bytes, foreign: list[bytes]) -> bool:
+    return chunk.isascii() and not any(f in chunk for f in foreign)
+
+
 def is_plain(chunk: bytes, delimiter: str) -> bool:
     """Whether ``chunk`` is ASCII with no NUL and no whitespace but ``delimiter`` and line ends."""
-    return chunk.isascii() and not any(f in chunk for f in _foreign(delimiter))
+    return _plain(chunk, _foreign(delimiter))
 
 
 class PlainCheckedFile(io.RawIOBase):
@@ -57,8 +61,7 @@ class PlainCheckedFile(io.RawIOBase):
     def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
         n = self._fh.readinto(buffer)
         if n and self.plain:
-            chunk = bytes(memoryview(buffer)[:n])
-            self.plain = chunk.isascii() and not any(f in chunk for f in self._foreign)
+            self.plain = _plain(bytes(memoryview(buffer)[:n]), self._foreign)
         return n or 0
 
     def close(self) -> None:
