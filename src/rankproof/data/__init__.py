@@ -12,7 +12,13 @@ Corpora, chunking, judgments and collections live in `rankproof.corpus`.
 """
 
 from rankproof.data._beir import read_beir_qrels, read_beir_run, write_beir_qrels, write_beir_run
-from rankproof.data._bounds import LinedDict, YamlBoundError, load_lined_yaml, load_yaml
+from rankproof.data._bounds import (
+    LinedDict,
+    YamlBoundError,
+    load_lined_yaml,
+    load_yaml,
+    read_config_text,
+)
 from rankproof.data._canonical import canonical_run, check_canonical, is_canonical
 from rankproof.data._files import read_document, read_model, validate_model
 from rankproof.data._frames import (
@@ -131,6 +137,7 @@ __all__ = [
     "ranked_order",
     "read_beir_qrels",
     "read_beir_run",
+    "read_config_text",
     "read_document",
     "read_json_qrels",
     "read_json_run",

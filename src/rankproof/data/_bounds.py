@@ -25,10 +25,12 @@ line.
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 import rankproof._limits as _limits
-from rankproof._errors import InputError, RankproofError
+from rankproof._errors import ConfigError, InputError, RankproofError
 
 
 class HugeInt:
@@ -316,3 +318,15 @@ def load_lined_yaml(text: str) -> Any:
     if not _LINED:
         _LINED.append(_lined_loader())
     return load_yaml(text, _LINED[0])[0]
+
+
+def read_config_text(path: str | os.PathLike[str], what: str) -> str:
+    """The text of a configuration file (``what``: "checks file", "experiment file"), or a
+    `ConfigError` naming the file: not found, unreadable, or not UTF-8."""
+    p = Path(path)
+    try:
+        return p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: {what} not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{p}: cannot read the {what}: {exc}") from None

@@ -90,7 +90,7 @@ from pydantic import (
 from rankproof._errors import ConfigError, InputError
 from rankproof._limits import shown
 from rankproof.comparison import family_cost
-from rankproof.data import YamlBoundError, load_lined_yaml
+from rankproof.data import YamlBoundError, load_lined_yaml, read_config_text
 from rankproof.measures import MetricDef, families, is_set, lookup, registered, resolve
 
 Op = Literal["<=", ">=", "=="]
@@ -477,10 +477,5 @@ def load_checks(
     lets a ``scope`` naming an absent case be refused at load time.
     """
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{p}: checks file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{p}: cannot read the checks file: {exc}") from None
+    text = read_config_text(p, "checks file")
     return parse_checks(text, source=str(p), known_case_ids=known_case_ids)

@@ -43,7 +43,7 @@ from pydantic import BaseModel, ValidationError
 
 from rankproof._errors import ConfigError
 from rankproof._limits import shown
-from rankproof.data import IRDS_PREFIX, YamlBoundError, load_lined_yaml
+from rankproof.data import IRDS_PREFIX, YamlBoundError, load_lined_yaml, read_config_text
 from rankproof.pipeline._models import (
     KIND_MODELS,
     STAGE_KINDS,
@@ -337,10 +337,5 @@ def _order(stages: list[Any], lines: Mapping[str, int], problems: _Problems) -> 
 def load_experiment(path: str | Path) -> Experiment:
     """Read and validate an experiment file (a `ConfigError` names every problem)."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{p}: experiment file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{p}: cannot read the experiment file: {exc}") from None
+    text = read_config_text(p, "experiment file")
     return parse_experiment(text, p)
