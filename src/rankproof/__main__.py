@@ -1,5 +1,5 @@
-"""``python -m rankproof`` runs the command line."""
+"""``python -m rankproof`` runs the command line, then ends the process with its status."""
 
-from rankproof.cli import main
+from rankproof.cli import entry
 
-main()
+entry()

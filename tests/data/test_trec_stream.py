@@ -82,11 +82,70 @@ def test_plainness_checks_single_bytes(tmp_path: Path) -> None:
     assert _stream.is_plain(b"1\tQ0\td\t1\t2.0\tt\r\n", "\t")
     path = tmp_path / "f"
     path.write_bytes(b"a b\n" * 10 + b"\x00")
-    f = _stream.PlainCheckedFile(str(path), " ")
-    while f.read(8):
+    with _stream.PlainScan(str(path), " ") as scan:
         pass
-    f.close()
-    assert not f.plain
+    assert not scan.plain
+    path.write_bytes(b"a b\n" * (_stream.SCAN_BLOCK // 4 + 10))  # more than one block
+    with _stream.PlainScan(str(path), " ") as scan:
+        pass
+    assert scan.plain
+    with _stream.PlainScan(str(path), "\t") as scan:  # a space is foreign in a tab file
+        pass
+    assert not scan.plain
+
+
+def test_a_stopped_or_failed_scan_is_never_plain(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"a b\n" * 100)
+    with _stream.PlainScan(str(path), " ") as scan:
+        scan.stop()
+    assert not scan.plain
+    with pytest.raises(KeyError), _stream.PlainScan(str(path), " ") as scan:
+        raise KeyError("the parse failed")
+    assert not scan.plain
+    with _stream.PlainScan(str(tmp_path / "missing"), " ") as scan:
+        pass
+    assert not scan.plain
+
+
+def test_arrow_is_handed_only_native_sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                             ) -> None:
+    """No Python object reaches Arrow's threads (issue 28): they would take the GIL to call
+    or release it, and a thread that does so while the interpreter finalizes aborts the
+    process."""
+    import pyarrow as pa
+
+    from rankproof.data import Input, _trec
+
+    seen: list[object] = []
+    real = _trec.pa_csv.read_csv
+
+    def spy(source: object, **kwargs: object) -> object:
+        seen.append(source)
+        return real(source, **kwargs)
+
+    monkeypatch.setattr(_trec.pa_csv, "read_csv", spy)
+    path = tmp_path / "r.run"
+    path.write_text("".join(f"q{q} Q0 d{d} {d} {10 - d} t\n" for q in range(3) for d in range(5)))
+    accented = tmp_path / "a.run"
+    accented.write_text("q1 Q0 dé 1 2.0 t\n", encoding="utf-8")
+    read_trec_run(path)
+    read_trec_run(accented)  # not plain: read again, validated
+    read_trec_run(Input.from_bytes(path.read_bytes(), "bytes"))
+    assert len(seen) == 4
+    for source in seen:
+        assert isinstance(source, str | pa.NativeFile), type(source)
+        # A Python file object would be wrapped in a PythonFile; a native one is Arrow's own.
+        assert not isinstance(source, pa.PythonFile), type(source)
+        assert isinstance(source, str) or type(source).__module__ == "pyarrow.lib", type(source)
+
+
+def test_bytes_are_copied_into_arrows_pool() -> None:
+    data = b"q1 Q0 d1 1 2.0 t\n" * 3
+    buf = _stream.arrow_owned(data)
+    assert buf.to_pybytes() == data
+    assert buf.address != _stream.pa.py_buffer(data).address
+    assert len(_stream.arrow_owned(b"")) == 0
 
 
 def test_qrels_plain_and_not(tmp_path: Path) -> None:

@@ -40,8 +40,8 @@ else:
 _PANEL = "Engine"
 
 RAY_USED = False
-"""Set once a command in this process ran on Ray: `rankproof.cli.main` then ends the
-process without the interpreter's teardown (see ``cli._leave_ray``)."""
+"""Set once a command in this process ran on Ray: `rankproof.cli.entry` then ends the
+process without the interpreter's teardown or its atexit handlers (``cli.end_process``)."""
 
 EngineOption = Annotated[EngineChoice, typer.Option(
     "--engine", rich_help_panel=_PANEL,

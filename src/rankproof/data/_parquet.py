@@ -9,7 +9,6 @@ where every check on an Arrow table lives.
 
 from __future__ import annotations
 
-import io
 import os
 
 import pyarrow as pa
@@ -68,7 +67,9 @@ def write_parquet_run(run: Run, path: PathLike, *, tag: str | None = None) -> No
     run_tag = tag or run.tag
     if run_tag:
         table = table.replace_schema_metadata({_TAG_KEY: run_tag.encode("utf-8")})
-    buf = io.BytesIO()
-    pq.write_table(table, buf)
+    # An Arrow sink, not a Python BytesIO: no Python object is handed to Arrow (see
+    # ``_stream``: Arrow may release it on a thread of its own during teardown).
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
     with atomic_write(path, mode="wb", encoding=None) as fh:
-        fh.write(buf.getvalue())
+        fh.write(memoryview(sink.getvalue()))

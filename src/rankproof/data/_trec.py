@@ -38,7 +38,7 @@ from rankproof._io import PathLike, atomic_write
 from rankproof.data._bounds import HugeInt
 from rankproof.data._model import Dedupe, Qrels, Run
 from rankproof.data._stream import WHITESPACE as _WHITESPACE
-from rankproof.data._stream import PlainCheckedFile, is_plain
+from rankproof.data._stream import PlainScan, arrow_owned, is_plain
 from rankproof.data._strings import as_string_array, find_bytes, to_numpy
 from rankproof.data._text import ExtraColumns, Input, default_run_name, line_locator, split_lines
 
@@ -76,9 +76,12 @@ def _fast_table(
         return None
     try:
         def source() -> Any:
-            """A fresh Arrow source: the file (gunzipped by Arrow) or the bytes in memory."""
+            """A fresh Arrow source: the file (gunzipped by Arrow) or the bytes in memory.
+
+            Always a native one: no Python object may reach Arrow's threads (`_stream`).
+            """
             if src.path is None:
-                return pa.BufferReader(src.data())
+                return pa.BufferReader(arrow_owned(src.data()))
             if src.gzipped:
                 return pa.input_stream(str(src.path), compression="gzip")
             return str(src.path)
@@ -110,15 +113,15 @@ def _fast_table(
         table = None
         plain = False
         if src.path is not None and not gzipped:
-            # One read of the file: plainness is checked block by block as Arrow reads.
-            checked = PlainCheckedFile(str(src.path), delimiter)
-            try:
-                table = read(checked, plain=True)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                table = None  # maybe not plain: decided below
-            finally:
-                checked.close()
-            plain = checked.plain
+            # One parse of the file, its plainness checked beside it on a thread that
+            # is joined when the block ends (Arrow reads the path natively: `_stream`).
+            with PlainScan(str(src.path), delimiter) as scan:
+                try:
+                    table = read(str(src.path), plain=True)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                    table = None  # maybe not plain: the validated re-read below decides
+                    scan.stop()
+            plain = scan.plain
             if not plain:
                 table = None
         elif src.path is None:
@@ -136,7 +139,7 @@ def _fast_agrees(table: pa.Table, *, whitespace_checked: bool = False) -> bool:
 
     Arrow splits on one delimiter only, so a field holding another kind of
     whitespace (a tab in a space-separated file) would survive inside an id
-    where the careful path splits it (``whitespace_checked``: `_stream.PlainCheckedFile`
+    where the careful path splits it (``whitespace_checked``: `_stream.PlainScan`
     already ruled that out for the whole file); and a qid beginning with '#'
     is a comment line, which the careful path skips.
     """
