@@ -138,10 +138,10 @@ def subtopics_option() -> Any:
 
 def check_diversity(measures: Any, subtopics: bool) -> None:
     """Refuse (exit 2) diversity measures over plain qrels, before anything is read."""
-    from rankproof.measures import DIVERSITY_FAMILIES, parse_many
+    from rankproof.measures import DIVERSITY_FAMILIES, resolve_measures
 
-    names = [str(m) for spec in measures or () for m in parse_many(spec)
-             if m.family in DIVERSITY_FAMILIES] if not subtopics else []
+    names = [str(m) for m in resolve_measures(list(measures))
+             if m.family in DIVERSITY_FAMILIES] if measures and not subtopics else []
     if names:
         raise InputError(f"{', '.join(sorted(set(names)))}: diversity measures need subtopic "
                          "qrels (qid subtopic docid rel); pass --subtopics", field="--subtopics")

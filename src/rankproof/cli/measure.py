@@ -47,7 +47,7 @@ from rankproof.measures import (
     relstring_request,
     relstrings,
     select_trec_eval,
-    split_measure_list,
+    split_measure_text,
 )
 from rankproof.report import records, table
 from rankproof.report.console import make_console, print_table
@@ -72,7 +72,7 @@ def select_measures(specs: list[str] | None, fmt: str) -> tuple[tuple[Measure, .
 
     The measures parser expands trec_eval's lists and sets (``P.5,10``,
     ``official``); a comma list of whole measures (``nDCG@10,RR@10``) is split
-    first (`split_measure_list` keeps ``P.5,10`` whole). Here the header lines
+    first (`split_measure_text`, which keeps ``P.5,10`` whole). Here the header lines
     are decided (trec_eval prints them for a set, or when ``runid``/``num_q``
     is asked for by name), and two notes are printed, never silently skipped:
     a trec_eval set whose members rankproof does not all implement names the
@@ -84,18 +84,17 @@ def select_measures(specs: list[str] | None, fmt: str) -> tuple[tuple[Measure, .
     header = strings = False
     out: list[Measure] = []
     for spec in specs:
-        for word in filter(None, (t.strip() for t in spec.split(" "))):
-            for token in split_measure_list(word, _parses):
-                if token in TREC_HEADER_LINES:
-                    header = True
-                    continue
-                if relstring_length(token) is not None:  # a string, not a Measure: _relstring
-                    strings = True
-                    continue
-                header = header or is_set(token)
-                made = parse_many(token)
-                out.extend(m for m in made if m not in out)
-                _note_spelling(token, made)
+        for token in split_measure_text(spec, _parses):
+            if token in TREC_HEADER_LINES:
+                header = True
+                continue
+            if relstring_length(token) is not None:  # a string, not a Measure: _relstring
+                strings = True
+                continue
+            header = header or is_set(token)
+            made = parse_many(token)
+            out.extend(m for m in made if m not in out)
+            _note_spelling(token, made)
     if not out and not strings:
         raise typer.BadParameter("no measures selected (runid and num_q are not measures)",
                                  param_hint="'-m'")
@@ -137,8 +136,7 @@ def _relstring(specs: list[str] | None, fmt: str, per_topic: bool,
     asks for it (by name or through ``all_trec``) and the output can show it: ``--format
     trec`` per topic, where trec_eval prints it (never in the ``all`` lines). Any other
     output leaves it out with a note; asking for it alone there is refused."""
-    words = [t for spec in specs or () for w in filter(None, (x.strip() for x in spec.split()))
-             for t in split_measure_list(w, _parses)]
+    words = [t for spec in specs or () for t in split_measure_text(spec, _parses)]
     asked = relstring_request(words)
     if asked is None or (fmt == "trec" and per_topic):
         return asked

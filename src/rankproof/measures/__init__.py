@@ -21,6 +21,7 @@ from rankproof.measures._names import (
     TrecEvalMeasure,
     closest_names,
     split_measure_list,
+    split_measure_text,
     trec_missing,
 )
 from rankproof.measures._partitioned import evaluate_partitions
@@ -95,6 +96,7 @@ __all__ = [
     "resolve_measures",
     "select_trec_eval",
     "split_measure_list",
+    "split_measure_text",
     "trec_eval_run",
     "trec_missing",
 ]

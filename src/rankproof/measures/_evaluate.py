@@ -36,6 +36,7 @@ from rankproof.data import (
 from rankproof.measures._kernels import Judged
 from rankproof.measures._kernels_trec import ALL_KERNELS
 from rankproof.measures._measure import Measure, parse_many
+from rankproof.measures._names import split_measure_text
 from rankproof.measures._perquery import PerQuery, TopicPolicy
 
 DEFAULT_MEASURES: tuple[str, ...] = ("nDCG@10", "RR@10", "AP", "R@100", "P@10")
@@ -46,6 +47,8 @@ def resolve_measures(
 ) -> tuple[Measure, ...]:
     """Parse measure spellings into unique Measures, keeping the given order.
 
+    A string may hold several measures (``"nDCG@10,RR@10"``, ``"AP R@100"``:
+    `split_measure_text`, the one list grammar every command and file uses).
     Each spelling goes through `parse_many`, so trec_eval lists (``P.5,10``),
     bare cutoff families (``P``) and named sets (``official``, ``all_trec``)
     expand to their members; a measure named twice (directly or through a
@@ -57,12 +60,22 @@ def resolve_measures(
         measures = [measures]
     out: list[Measure] = []
     for spec in measures:
-        for m in parse_many(spec):
-            if m not in out:
-                out.append(m)
+        tokens = [spec] if isinstance(spec, Measure) else split_measure_text(spec, _parses)
+        for token in tokens:
+            for m in parse_many(token):
+                if m not in out:
+                    out.append(m)
     if not out:
         raise InputError("no measures given")
     return tuple(out)
+
+
+def _parses(text: str) -> bool:
+    try:
+        parse_many(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _judged_doc_index(

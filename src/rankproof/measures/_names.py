@@ -349,6 +349,40 @@ def _top_level_commas(text: str) -> list[str]:
     return parts
 
 
+def _top_level_words(text: str) -> list[str]:
+    """``text`` split on whitespace outside brackets (``{0: 0, 1: 1}`` stays whole)."""
+    words: list[str] = []
+    depth = 0
+    current: list[str] = []
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+        if ch.isspace() and depth == 0:
+            if current:
+                words.append("".join(current))
+                current = []
+            continue
+        current.append(ch)
+    if current:
+        words.append("".join(current))
+    return words
+
+
+def split_measure_text(text: str, parses: Callable[[str], bool]) -> list[str]:
+    """The one list grammar of ``-m`` options, checks files and experiment files.
+
+    Whitespace and commas separate measures (``"nDCG@10, RR@10 AP"`` is three),
+    except inside brackets and inside trec_eval's own lists, which
+    `split_measure_list` keeps whole (``P.5,10``). Named sets (``official``)
+    are single words here and expand when parsed.
+    """
+    words = (word.strip(",") for word in _top_level_words(text))
+    return [token for word in words if word
+            for token in split_measure_list(word, parses) if token]
+
+
 def split_measure_list(text: str, parses: Callable[[str], bool]) -> list[str]:
     """Split a comma list of measures, keeping trec_eval's own lists whole.
 
@@ -369,4 +403,13 @@ def split_measure_list(text: str, parses: Callable[[str], bool]) -> list[str]:
             groups[-1] += "," + piece
         else:
             groups.append(piece)
-    return [g.strip() for g in groups]
+    out: list[str] = []
+    for group in (g.strip() for g in groups):
+        head, _, rest = group.partition(",")
+        if rest and not parses(group) and parses(head.strip()):
+            # ``nDCG@10,XX@10``: the bad piece is named on its own, not glued to a good one.
+            out.append(head.strip())
+            out.extend(split_measure_list(rest, parses))
+        else:
+            out.append(group)
+    return out

@@ -33,7 +33,7 @@ from rankproof.comparison import (
 )
 from rankproof.data import Qrels, Run, load_run, read_subtopic_qrels, write_trec_run
 from rankproof.harness import EvalInputs, collapse_to_documents, latency_summary
-from rankproof.measures import evaluate, parse_many
+from rankproof.measures import evaluate, resolve_measures
 from rankproof.pipeline._context import Context, Made
 from rankproof.report import records
 from rankproof.retrieval import (
@@ -185,7 +185,7 @@ def _judgments(ctx: Context, stage: Any) -> tuple[Qrels, dict[str, Any]]:
 
 def measure_stage(ctx: Context, stage: Any, work: Path) -> Made:
     qrels, files = _judgments(ctx, stage)
-    measures = tuple(dict.fromkeys(m for spec in stage.measures for m in parse_many(spec)))
+    measures = resolve_measures(stage.measures)  # the one list grammar, sets expanded
     results = [dataclasses.replace(evaluate(qrels, run, measures, rel_level=stage.rel_level,
                                             topics=stage.topics), qrels_digest=qrels.digest)
                for run in _runs(ctx, stage.runs)]

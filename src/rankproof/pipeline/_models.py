@@ -172,11 +172,11 @@ class FuseStage(Stage):
 def _check_measures(measures: list[str] | None, subtopics: str | None) -> None:
     """Every measure parses (as `rankproof measure -m` reads it), and a diversity measure
     comes with subtopic qrels: refused when the file is read, not when the stage runs."""
-    from rankproof.measures import DIVERSITY_FAMILIES, parse_many
+    from rankproof.measures import DIVERSITY_FAMILIES, resolve_measures
 
     diversity: list[str] = []
     for spec in measures or ():
-        made = parse_many(spec)  # an InputError is a ValueError: pydantic reports it
+        made = resolve_measures([spec])  # an InputError is a ValueError: pydantic reports it
         diversity.extend(str(m) for m in made if m.family in DIVERSITY_FAMILIES)
     if subtopics == "":  # only the names: the field validator below
         return
