@@ -20,7 +20,7 @@ from rankproof.data._bounds import (
     read_config_text,
 )
 from rankproof.data._canonical import canonical_run, check_canonical, is_canonical
-from rankproof.data._files import read_document, read_model, validate_model
+from rankproof.data._files import parse_document, read_document, read_model, validate_model
 from rankproof.data._frames import (
     qrels_from_arrow,
     qrels_from_pandas,
@@ -131,6 +131,7 @@ __all__ = [
     "load_run",
     "load_yaml",
     "max_irds_docs",
+    "parse_document",
     "parse_int",
     "qrels_from_arrow",
     "qrels_from_pandas",

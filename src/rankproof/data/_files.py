@@ -123,6 +123,34 @@ def _failer(label: str, error: type[RankproofError]) -> Any:
     return fail
 
 
+def parse_document(
+    text: str | bytes,
+    label: str,
+    *,
+    what: str = "document",
+    yaml: bool = False,
+    error: type[RankproofError] = InputError,
+) -> Any:
+    """The parsed content of JSON (or YAML) already in memory, held to the same bounds.
+
+    For what rankproof reads from elsewhere than a file path it opens itself
+    (a server's reply, a cache entry read as bytes): nesting depth, integer
+    length, duplicate keys and YAML's alias expansion are bounded as in
+    `read_document`, and every failure is one ``error`` naming ``label`` —
+    never a ``RecursionError`` (exit 3) from ``json.loads`` on a deep reply.
+    """
+    fail = _failer(label, error)
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise fail(f"cannot read the {what}: not UTF-8 (byte {exc.start})") from None
+    try:
+        return _load_yaml(text) if yaml else _load_json(text)
+    except _Problem as exc:
+        raise fail(f"cannot read the {what}: {exc.message}", exc.line, exc.field) from None
+
+
 def read_document(
     path: PathLike | Input,
     *,

@@ -49,6 +49,7 @@ import numpy as np
 
 from rankproof._errors import ConfigError, InputError
 from rankproof._io import PathLike, atomic_write
+from rankproof.data import parse_document
 from rankproof.discovery._cases import DiscoveryCase, case_id, check_cases
 from rankproof.discovery._defaults import DFLT_CALIB_SENSITIVITY_WEIGHT, DFLT_MODE
 from rankproof.discovery._source import (
@@ -170,10 +171,7 @@ class MinScoreCalibration(Result):
             raise InputError("no such calibration file", path=str(p)) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read the calibration: {exc}", path=str(p)) from None
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON: {exc.msg}", path=str(p), line=exc.lineno) from None
+        data = parse_document(raw, str(p), what="calibration")  # bounded: depth, size, keys
         try:
             calib = _from_dict(data)
         except InputError as exc:

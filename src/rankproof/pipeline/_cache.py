@@ -25,6 +25,7 @@ from typing import Any
 
 from rankproof._errors import InputError
 from rankproof._manifest import digest_json, file_digest, tool_version
+from rankproof.data import parse_document
 
 STAGE_FILE = "stage.json"
 STAGE_KIND = "rankproof.stage"
@@ -45,9 +46,9 @@ def outputs_digest(record: Mapping[str, Any]) -> str:
 def read_record(folder: Path) -> dict[str, Any] | None:
     """A stage folder's ``stage.json``, or None when there is none or it is unreadable."""
     path = folder / STAGE_FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
+    try:  # the one bounded reader: a deep or huge stage.json is a miss, never a crash
+        data = parse_document(path.read_bytes(), str(path), what="stage record")
+    except (OSError, InputError):
         return None
     if not isinstance(data, dict) or data.get("kind") != STAGE_KIND:
         return None

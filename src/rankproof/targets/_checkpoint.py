@@ -38,6 +38,7 @@ from typing import Any
 from rankproof._errors import ConfigError, InputError, RankproofError
 from rankproof._io import atomic_write
 from rankproof._version import __version__
+from rankproof.data import parse_document
 from rankproof.targets._base import CallableTarget
 from rankproof.targets._case import Case, TargetResponse
 from rankproof.targets._http import HttpTarget
@@ -180,9 +181,10 @@ class Checkpoint:
     def _read_manifest(self) -> dict[str, Any]:
         path = self.folder / MANIFEST
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+            raw = path.read_bytes()
+        except OSError as exc:
             raise InputError(f"unreadable checkpoint manifest: {exc}", path=str(path)) from None
+        data = parse_document(raw, str(path), what="checkpoint manifest")  # bounded
         if not isinstance(data, dict) or data.get("kind") != KIND:
             raise InputError(f"not a rankproof target checkpoint manifest (kind {KIND!r} "
                              "expected)", path=str(path), field="kind")
@@ -232,7 +234,7 @@ class Checkpoint:
         out = []
         for n, (line, case) in enumerate(zip(lines, cases, strict=True), start=1):
             try:
-                row = json.loads(line)
+                row = parse_document(line, f"{path}, line {n}", what="checkpoint shard row")
                 if row["case_id"] != case.id:
                     raise ValueError(f"case {row['case_id']!r} where {case.id!r} was expected")
                 out.append(TargetResponse(ranked_ids=tuple(row["ranked_ids"]), text=row["text"],
