@@ -69,7 +69,9 @@ from _common import (  # noqa: E402
     MSMARCO_DOCS,
     peak_rss_mib,
     run_child,
+    start_launcher,
     synthetic_paths,
+    timed_child,
     write_synthetic,
 )
 
@@ -397,23 +399,15 @@ def child_main(system: str, run_path: str, qrels_path: str, calls: int,
 # -- the command line, timed as a whole process -------------------------------------
 
 def _timed_process(argv: list[str]) -> tuple[float, float, float, str]:
-    """Run ``argv``: (wall s, CPU s, peak MiB, stdout), from the process's own rusage."""
-    import subprocess
-    import tempfile
-
-    with tempfile.TemporaryFile(mode="w+") as out, tempfile.TemporaryFile(mode="w+") as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        if proc.returncode != 0:
-            raise RuntimeError(f"{argv} failed ({proc.returncode}):\n{err.read()[-4000:]}")
-        text = out.read()
-    peak = usage.ru_maxrss / 1024.0 if sys.platform != "darwin" else usage.ru_maxrss / 2**20
-    return wall, usage.ru_utime + usage.ru_stime, peak, text
+    """Run ``argv``: (wall s, CPU s, peak MiB, stdout), from that child's own ``wait4``
+    rusage, spawned by the small launcher (`_common.Launcher`) so that the figure is the
+    child's peak and not this parent's."""
+    out, err, usage = timed_child(argv)
+    if usage["returncode"] != 0:
+        raise RuntimeError(f"{argv} failed ({usage['returncode']}):\n"
+                           f"{err.decode('utf-8', 'replace')[-4000:]}")
+    return (float(usage["wall_s"]), float(usage["cpu_s"]), float(usage["peak_mib"]),
+            out.decode("utf-8"))
 
 
 def baseline_mib(system: str) -> float:
@@ -696,6 +690,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--qrels", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
+    if not args.child:
+        start_launcher()  # before this process holds any data (see _common.Launcher)
     if args.child:
         child_main(args.child, args.run, args.qrels, args.compute_repeat, args.all_trec)
         return 0

@@ -40,6 +40,9 @@ class InputError(RankproofError, ValueError):
 
     ``path``, ``line`` (1-based) and ``field`` locate the problem when known;
     they are also part of the message so that a CLI user sees them.
+    ``cli_message`` is the message as the command line words it, when the remedy
+    is an option there and a keyword in Python (``--dedupe first|max`` against
+    ``dedupe='first'``); `on_command_line` gives it, located the same way.
     """
 
     def __init__(
@@ -49,6 +52,7 @@ class InputError(RankproofError, ValueError):
         path: str | None = None,
         line: int | None = None,
         field: str | None = None,
+        cli_message: str | None = None,
     ) -> None:
         self.path = path
         self.line = line
@@ -62,7 +66,13 @@ class InputError(RankproofError, ValueError):
         if field is not None:
             where.append(f"field '{field}'")
         prefix = ", ".join(where)
+        self._cli_text = (None if cli_message is None
+                          else f"{prefix}: {cli_message}" if prefix else cli_message)
         super().__init__(f"{prefix}: {message}" if prefix else message)
+
+    def on_command_line(self) -> str:
+        """The message as the command line says it (its options, not Python keywords)."""
+        return self._cli_text if self._cli_text is not None else str(self)
 
 
 class PairingError(InputError):

@@ -31,12 +31,14 @@ from rankproof.stats import (
 )
 
 EXPECTED_NAMES = [
-    "BOOTSTRAP_P", "CORRECTIONS", "INTERVAL_LABELS", "INTERVAL_METHODS",
-    "OPERATIONS_PER_SECOND", "TESTS", "TEST_INTERVALS", "BootstrapResult", "Correction", "Cost",
+    "ASYMPTOTIC_MIN_QUERIES", "BERRY_ESSEEN_C", "BOOTSTRAP_P", "CORRECTIONS", "INTERVAL_LABELS",
+    "INTERVAL_METHODS", "OPERATIONS_PER_SECOND", "PROCEDURES", "TESTS", "TEST_INTERVALS",
+    "BootstrapResult", "Correction", "Cost",
     "DetectionTable", "IntervalMethod", "NullDistribution", "PairComparison", "PairedInterval",
     "PairedResult", "PairedScores", "RandomizationResult", "Result", "SignTestResult",
     "SimulatedPower", "TTestResult", "TestName", "TukeyHSDResult", "WilcoxonResult",
-    "bootstrap_ci", "check_choice", "check_cost", "check_int", "check_probability", "correct",
+    "bootstrap_ci", "check_choice", "check_cost", "check_int", "check_probability",
+    "choose_procedure", "correct",
     "detection_table", "nearest_rank", "null_distribution", "paired_interval", "paired_scores",
     "paired_t", "paired_test", "paired_test_cost", "power", "queries_needed",
     "randomization_test", "sign", "sign_test", "simulated_power", "tukey_cost",

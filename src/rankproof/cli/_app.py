@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
-from rankproof._errors import RankproofError
+from rankproof._errors import InputError, RankproofError
 from rankproof._version import __version__
 from rankproof.report.console import make_console, plain
 
@@ -132,7 +132,7 @@ def handle(exc: Exception) -> typer.Exit:
     if isinstance(exc, typer.Exit | typer.Abort | typer.TyperException):
         raise exc
     if isinstance(exc, RankproofError):
-        _print_error("error", str(exc))
+        _print_error("error", exc.on_command_line() if isinstance(exc, InputError) else str(exc))
         return typer.Exit(EXIT_INPUT)
     if isinstance(exc, BrokenPipeError):  # ``rankproof … | head``: the reader has gone
         _silence_stdout()

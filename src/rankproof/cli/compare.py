@@ -181,6 +181,10 @@ def compare(
     check_diversity(measures, subtopics)
     texts = read_queries(queries) if queries is not None else None
     ms = resolve_measures(measures or None)
+    # Evidence is kept in proportion to what is shown: only the JSON (a file or standard
+    # output) carries it, so a table or Markdown on the terminal collects none.
+    if output is None and str(fmt) != "json":
+        evidence_depth = 0
     # Each run file is read, evaluated (with its Judged@k columns) and its top ids collected
     # in one task of the engine; only the numbers come back, in the order of the runs.
     with engine_from(engine, address, workers) as executor:

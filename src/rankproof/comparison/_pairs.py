@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+
 from rankproof._errors import ConfigError, InputError, PairingError
 from rankproof.comparison._row import Comparison, ComparisonRow, Verdict
 from rankproof.measures import polarity
@@ -32,6 +34,7 @@ from rankproof.stats import (
     check_cost,
     check_int,
     check_probability,
+    choose_procedure,
     correct,
     paired_interval,
     paired_test,
@@ -291,6 +294,12 @@ def compare_pairs(
     implies (`row_levels`), so it excludes 0 exactly when the verdict is
     *better* or *worse*; ``confidence_level`` sets the level of the
     uncorrected interval kept in ``row.result``.
+
+    With many ids, a randomization row is computed from the normal limit of its
+    randomization distribution instead of drawn sign vectors wherever the Berry–Esseen
+    bound proves the exact test's verdict at any level the correction could give the
+    row (`rankproof.stats.choose_procedure`, between α/m and α); every other row is
+    resampled as before. ``row.result.procedure`` and ``row.result.resamples`` say which.
     """
     alpha = check_probability(alpha, "alpha")
     for p in pairings:
@@ -306,16 +315,25 @@ def compare_pairs(
     family_cost([len(a[0]) for a in aligned], test=test, resamples=resamples)
     results = []
     sides = []
-    for p, (qids, cand, base) in zip(pairings, aligned, strict=True):
-        c, b = dict(zip(qids, cand, strict=True)), dict(zip(qids, base, strict=True))
+    procedures: list[str] = []
+    family = max(1, len(pairings))
+    for p, (_, cand, base) in zip(pairings, aligned, strict=True):
+        # The ids are sorted (`_aligned`): the arrays pair position by position, in the
+        # order the tests would sort {id: value} mappings into.
+        c = np.asarray(cand, dtype=np.float64)
+        b = np.asarray(base, dtype=np.float64)
         sides.append((c, b))
+        level = alpha if p.alpha is None else p.alpha
+        procedure = ("resample" if p.margin is not None or p_corrected is not None
+                     else choose_procedure(c - b, test, level / family, level))
+        procedures.append(procedure)
         r = paired_test(c, b, test, confidence_level=confidence_level, resamples=resamples,
-                        seed=seed)
+                        seed=seed, procedure=procedure)  # type: ignore[arg-type]
         if p.margin is not None:
             # One-sided against the margin: shift the candidate by it and ask "better?".
             shift, alternative = ((p.margin, "greater") if p.higher_is_better
                                   else (-p.margin, "less"))
-            one = paired_test({q: v + shift for q, v in c.items()}, b, test,
+            one = paired_test(c + shift, b, test,
                               alternative=alternative,  # type: ignore[arg-type]
                               confidence_level=confidence_level, resamples=resamples, seed=seed)
             r = dataclasses.replace(r, p_value=one.p_value, statistic=one.statistic,
@@ -334,12 +352,14 @@ def compare_pairs(
     if intervals is None:
         method = TEST_INTERVALS[test]
         built: list[Interval] = []
-        for p, (c, b), level in zip(pairings, sides, levels, strict=True):
+        for p, (c, b), level, procedure in zip(pairings, sides, levels, procedures,
+                                               strict=True):
             side = ("two-sided" if p.margin is None
                     else "greater" if p.higher_is_better else "less")
             iv = paired_interval(c, b, method, confidence_level=1.0 - level,  # type: ignore[arg-type]
                                  alternative=side,  # type: ignore[arg-type]
-                                 resamples=resamples, seed=seed)
+                                 resamples=resamples, seed=seed,
+                                 procedure=procedure)  # type: ignore[arg-type]
             built.append((iv.low, iv.high, level, method))
         intervals = built
     elif len(intervals) != len(results):

@@ -278,9 +278,10 @@ def _floats(value: Any, name: str) -> tuple[float, ...]:
 _INT_FIELDS = ("n", "wins", "ties", "losses")
 _OPTIONAL_INT = ("resamples", "seed", "queries_needed")
 _OPTIONAL_FLOAT = ("relative_difference", "effect_size", "power", "bootstrap_low",
-                   "bootstrap_high")
+                   "bootstrap_high", "error_bound")
 _TEXT = ("ci_method", "test", "alternative")
-_LATER = ("measure", "bootstrap_low", "bootstrap_high", "bootstrap_p")  # may be absent
+_LATER = ("measure", "bootstrap_low", "bootstrap_high", "bootstrap_p", "procedure",
+          "error_bound")  # may be absent
 
 
 def _paired_from_dict(data: Any) -> PairedResult:
@@ -305,7 +306,7 @@ def _paired_from_dict(data: Any) -> PairedResult:
             values[n] = None if v is None else _number(v, f"result.{n}")
         elif n in _TEXT:
             values[n] = _text(v, f"result.{n}")
-        elif n in ("measure", "bootstrap_p"):
+        elif n in ("measure", "bootstrap_p", "procedure"):
             values[n] = None if v is None else _text(v, f"result.{n}")
         elif n == "exact":
             values[n] = _flag(v, "result.exact")

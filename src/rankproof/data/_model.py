@@ -200,11 +200,8 @@ class Run:
         if len(dups):
             if dedupe is None:
                 row = int(dups[0])
-                raise InputError(
-                    f"duplicate (qid, docid) pair ({cut(qid_vocab[int(qid_codes[row])].as_py())}, "
-                    f"{cut(docids[row].as_py())}); pass dedupe='first' or 'max' to keep one",
-                    path=source, line=_locate(locator, row), field="docid",
-                )
+                raise duplicate_error(qid_vocab[int(qid_codes[row])].as_py(),
+                                      docids[row].as_py(), source, _locate(locator, row))
             keep = _dedupe_mask(qid_codes, docids, scores, dedupe)
             dropped = int(n - keep.sum())
             idx = arrow_indices(np.flatnonzero(keep))
@@ -316,6 +313,16 @@ def _compact_vocab(
     return remap[codes].astype(np.int32), vocab.take(arrow_indices(np.flatnonzero(used)))
 
 
+def duplicate_error(qid: str, docid: str, source: str | None, line: int | None
+                    ) -> InputError:
+    """The error for a repeated (qid, docid) pair, naming the remedy in both spellings:
+    ``dedupe='first'`` in Python, ``--dedupe first|max`` on the command line."""
+    found = f"duplicate (qid, docid) pair ({cut(qid)}, {cut(docid)})"
+    return InputError(f"{found}; pass dedupe='first' or 'max' to keep one",
+                      cli_message=f"{found}; pass --dedupe first|max to keep one",
+                      path=source, line=line, field="docid")
+
+
 def _dedupe_mask(
     qid_codes: npt.NDArray[np.int32], docids: pa.Array, scores: npt.NDArray[np.float64],
     how: Dedupe,
@@ -401,11 +408,8 @@ class Qrels:
         if len(dups):
             if dedupe is None:
                 row = int(dups[0])
-                raise InputError(
-                    f"duplicate (qid, docid) pair ({cut(qid_vocab[int(qid_codes[row])].as_py())}, "
-                    f"{cut(docids[row].as_py())}); pass dedupe='first' or 'max' to keep one",
-                    path=source, line=_locate(locator, row), field="docid",
-                )
+                raise duplicate_error(qid_vocab[int(qid_codes[row])].as_py(),
+                                      docids[row].as_py(), source, _locate(locator, row))
             keep = _dedupe_mask(qid_codes, docids, rels.astype(np.float64), dedupe)
             dropped = int(n - keep.sum())
             qid_codes = qid_codes[keep]

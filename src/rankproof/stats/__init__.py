@@ -26,6 +26,12 @@ choices (the tuples the CLI builds its options from). They are importable
 but kept out of ``__all__``, whose pinned order is plain alphabetical.
 """
 
+from rankproof.stats._asymptotic import (
+    ASYMPTOTIC_MIN_QUERIES,
+    BERRY_ESSEEN_C,
+    PROCEDURES,
+    choose_procedure,
+)
 from rankproof.stats._bootstrap import BootstrapResult, bootstrap_ci
 from rankproof.stats._correct import CORRECTIONS, Correction, correct
 from rankproof.stats._cost import (
@@ -81,11 +87,14 @@ from rankproof.stats._validate import (
 )
 
 __all__ = [
+    "ASYMPTOTIC_MIN_QUERIES",
+    "BERRY_ESSEEN_C",
     "BOOTSTRAP_P",
     "CORRECTIONS",
     "INTERVAL_LABELS",
     "INTERVAL_METHODS",
     "OPERATIONS_PER_SECOND",
+    "PROCEDURES",
     "TESTS",
     "TEST_INTERVALS",
     "BootstrapResult",
@@ -111,6 +120,7 @@ __all__ = [
     "check_cost",
     "check_int",
     "check_probability",
+    "choose_procedure",
     "correct",
     "detection_table",
     "nearest_rank",

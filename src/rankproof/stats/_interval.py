@@ -40,6 +40,7 @@ import scipy.stats as sps
 
 from rankproof._errors import InputError
 from rankproof.measures import Measure
+from rankproof.stats._asymptotic import normal_bounds
 from rankproof.stats._bootstrap import bootstrap_means
 from rankproof.stats._cost import Cost, bootstrap_cost, check_cost, randomization_cost
 from rankproof.stats._parametric import signed_rank, t_interval
@@ -338,6 +339,7 @@ def paired_interval(
     resamples: int = 10_000,
     seed: int = 0,
     batch: int | None = None,
+    procedure: Literal["resample", "normal"] = "resample",
 ) -> PairedInterval:
     """An interval for ``a − b`` that agrees with the paired test of the same name.
 
@@ -348,7 +350,9 @@ def paired_interval(
     ``confidence_level`` excludes 0 exactly when the test's p-value is at
     most ``1 − confidence_level``. ``alternative="greater"`` gives the
     one-sided lower bound ``[low, ∞)`` (what a non-inferiority check
-    needs), ``"less"`` the upper bound.
+    needs), ``"less"`` the upper bound. ``procedure="normal"`` inverts the normal limit of
+    the randomization test instead (method "randomization" only; ``resamples`` is then 0
+    in the result), as `paired_test` does with the same option.
 
     >>> r = paired_interval([0.5, 0.7, 0.2, 0.9], [0.4, 0.5, 0.2, 0.6], confidence_level=0.8)
     >>> round(r.low, 4), round(r.high, 4)
@@ -361,8 +365,19 @@ def paired_interval(
     resamples = check_int(resamples, "resamples", 1)
     seed = check_seed(seed)
     batch = check_batch(batch)
+    procedure = check_choice(procedure, "procedure", ("resample", "normal"))  # type: ignore[assignment]
     if pairs.n < 2 and method in ("t", "studentized"):
         raise InputError(f"the {method} interval needs at least 2 queries; got {pairs.n}")
+    if procedure == "normal":
+        if method != "randomization":
+            raise InputError(f"procedure='normal' inverts the randomization test; got "
+                             f"method={method!r}", field="procedure")
+        d = pairs.differences
+        nlow, nhigh = normal_bounds(d, 1.0 - confidence_level, alternative)
+        return PairedInterval(
+            low=nlow, high=nhigh, estimate=float(d.mean()), confidence_level=confidence_level,
+            method=method, alternative=alternative, n=pairs.n, resamples=0, seed=None,
+            measure=pairs.measure)
     check_cost(interval_cost(pairs.n, method, resamples, batch),
                described(f"paired_interval ({method})", resamples, batch, pairs.n),
                knobs="resamples (or batch)", field="resamples")

@@ -10,6 +10,7 @@ import numpy as np
 
 from rankproof._errors import InputError
 from rankproof.measures import Measure
+from rankproof.stats._asymptotic import normal_bounds, sign_flip_normal
 from rankproof.stats._bootstrap import bootstrap_means
 from rankproof.stats._cost import check_cost, paired_test_cost
 from rankproof.stats._interval import (
@@ -44,6 +45,8 @@ CI_METHODS = INTERVAL_METHODS
 TEST_INTERVALS: dict[str, str] = {"randomization": "randomization", "t": "t",
                                   "bootstrap": "percentile", "wilcoxon": "wilcoxon",
                                   "sign": "sign"}
+Procedure = Literal["resample", "normal"]
+PROCEDURE_CHOICES: tuple[str, ...] = ("resample", "normal")
 BootstrapP = Literal["centred", "asl"]
 BOOTSTRAP_P: tuple[str, ...] = ("centred", "asl")
 
@@ -78,6 +81,11 @@ class PairedResult(Result):
       None when nothing was random (a t or rank test with its own interval). ``exact`` is True when
       the randomization test enumerated all ``2^n`` sign vectors instead
       of drawing ``resamples`` of them (because ``2^n ≤ resamples``).
+    * ``procedure``: how the p-value and interval were computed — "exact" (all sign
+      vectors), "monte-carlo" (``resamples`` random ones), "normal" (the normal limit of
+      the randomization distribution, `rankproof.stats._asymptotic`; then ``resamples`` is
+      0, nothing is random, and ``error_bound`` is the Berry–Esseen bound on its distance
+      from the exact randomization p-value); None for a test that draws nothing.
     * ``wins``/``ties``/``losses``: queries with ``d > 0``, ``d == 0``,
       ``d < 0``.
     * ``effect_size`` ``d_z = mean(d) / sd(d)`` (``ddof=1``; None when the
@@ -116,6 +124,8 @@ class PairedResult(Result):
     bootstrap_low: float | None = None
     bootstrap_high: float | None = None
     bootstrap_p: str | None = None
+    procedure: str | None = None
+    error_bound: float | None = None
 
     def significant(self, alpha: float = 0.05) -> bool:
         """``p_value ≤ alpha`` (uncorrected; see :func:`correct` for families of tests)."""
@@ -135,6 +145,7 @@ def paired_test(
     resamples: int = 10_000,
     seed: int = 0,
     batch: int | None = None,
+    procedure: Procedure = "resample",
 ) -> PairedResult:
     """Compare system a with system b on the same queries, and report everything.
 
@@ -155,6 +166,12 @@ def paired_test(
     tests) unless ``ci_method`` says otherwise; the percentile bootstrap is
     always reported beside it. It is always two-sided. The same ``seed``
     drives the test and the intervals; ``batch`` only bounds memory.
+
+    ``procedure="normal"`` (randomization test and interval only) computes both from the
+    normal limit of the randomization distribution instead of drawing sign vectors, and
+    records the Berry–Esseen bound on the p-value's error (``error_bound``); no
+    bootstrap is drawn beside it. The comparison engine chooses it only where that bound
+    proves the verdict (see docs/scaling.md).
     """
     pairs = paired_scores(a, b, measure)
     test = check_choice(test, "test", TESTS)  # type: ignore[assignment]
@@ -166,7 +183,15 @@ def paired_test(
     resamples = check_int(resamples, "resamples", 1)
     seed = check_seed(seed)
     batch = check_batch(batch)
+    procedure = check_choice(procedure, "procedure", PROCEDURE_CHOICES)  # type: ignore[assignment]
     n = pairs.n
+    if procedure == "normal":
+        if test != "randomization" or method != "randomization":
+            raise InputError("procedure='normal' is the randomization test's normal limit: "
+                             f"it needs test='randomization' and its own interval; got "
+                             f"test={test!r}, ci_method={method!r}", field="procedure")
+        return _normal_result(pairs.a, pairs.b, pairs.differences, alternative,
+                              confidence_level, pairs.measure)
     if n < 2 and (test == "t" or method in ("t", "studentized")):
         raise InputError(f"the t-test and t/studentized intervals need at least 2 queries; got {n}")
     check_cost(paired_test_cost(n, test, method, resamples, batch),
@@ -249,7 +274,39 @@ def paired_test(
         bootstrap_low=boot_low,
         bootstrap_high=boot_high,
         bootstrap_p=bootstrap_p if test == "bootstrap" else None,
+        procedure=(("exact" if exact else "monte-carlo") if test == "randomization"
+                   else "monte-carlo" if random else None),
     )
+
+
+def _normal_result(a: FloatArray, b: FloatArray, d: FloatArray, alternative: str,
+                   confidence_level: float, measure: str | None) -> PairedResult:
+    """`paired_test`'s result by the normal limit of the randomization test."""
+    n = len(d)
+    mean_d = float(d.mean())
+    mean_b = float(b.mean())
+    sd = float(d.std(ddof=1)) if n > 1 else math.nan
+    wins = int(np.count_nonzero(d > 0))
+    losses = int(np.count_nonzero(d < 0))
+    p, bound = sign_flip_normal(d, alternative)
+    low, high = normal_bounds(d, 1.0 - confidence_level, "two-sided")
+    effect_size = mean_d / sd if n > 1 and sd > 0 else None
+    pw: float | None = None
+    needed: int | None = None
+    if effect_size is not None and mean_d != 0.0:
+        pw = _power(mean_d, sd, n, POWER_ALPHA, "two-sided")
+        try:
+            needed = _queries_needed(mean_d, sd, POWER_TARGET, POWER_ALPHA, "two-sided")
+        except InputError:
+            needed = None
+    return PairedResult(
+        n=n, mean_a=float(a.mean()), mean_b=mean_b, difference=mean_d,
+        relative_difference=mean_d / mean_b if mean_b != 0.0 else None,
+        ci_low=float(low), ci_high=float(high), ci_method="randomization",
+        confidence_level=confidence_level, p_value=min(1.0, p), statistic=mean_d,
+        test="randomization", alternative=alternative, resamples=0, seed=None, exact=False,
+        wins=wins, ties=n - wins - losses, losses=losses, effect_size=effect_size, power=pw,
+        queries_needed=needed, measure=measure, procedure="normal", error_bound=bound)
 
 
 def _bootstrap_p(
