@@ -21,6 +21,7 @@ Arrow from memory. The careful path reads the text the reader decoded.
 
 from __future__ import annotations
 
+import gzip
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -248,8 +249,13 @@ def read_trec_run(
                 columns.pop("rank"), name=run_name, tag=tag, source=source, dedupe=dedupe,
                 locator=lazy_line_locator(src, _RUN_COLUMNS),
             )
-        except InputError:
-            pass  # the careful path below reports it with its line number
+        except InputError as exc:
+            # The rows are the careful path's (`_fast_agrees`), so what `from_columns`
+            # refuses (a duplicate row, an empty id) it would refuse too: report it now,
+            # located by the newline scan, instead of parsing the file again line by line.
+            # Standard input has no locator: the careful path names the line.
+            if exc.line is not None:
+                raise
     rows, lines = _Lines(src, _RUN_COLUMNS, extra_columns).rows()
     if tag is None:  # the first line was a comment: the first data line has the tag
         tag = rows[0][5]
@@ -271,12 +277,54 @@ def read_trec_run(
     )
 
 
+_LOCATE_BLOCK = 16 << 20
+
+
+def _nonempty_line(src: Input, row: int) -> int | None:
+    """The 1-based number of the ``row + 1``-th non-empty line, by one streaming scan.
+
+    Arrow's reader (the fast path) skips empty lines and nothing else: a file
+    it read has no comment and no blank-but-spaced line (either would have
+    failed `_fast_table` or `_fast_agrees`), so row ``r`` is the ``r + 1``-th
+    non-empty line. Newlines are counted in blocks with numpy — about as fast
+    as reading the file, and no more memory than a block — so an error found
+    after the fast read (a duplicate row, a non-finite score) costs what the
+    read cost, not a line-by-line parse. None when a carriage return makes
+    line ends ambiguous at block edges (the careful split then decides).
+    """
+    assert src.path is not None
+    opener = gzip.open if src.gzipped else open
+    seen = 0  # non-empty lines so far
+    line = 0  # newlines so far
+    last_end = -1  # absolute offset of the last newline (-1: start of file)
+    offset = 0
+    with opener(src.path, "rb") as fh:
+        while block := fh.read(_LOCATE_BLOCK):
+            arr = np.frombuffer(block, dtype=np.uint8)
+            if (arr == 13).any():
+                return None
+            ends = np.flatnonzero(arr == 10) + offset
+            if len(ends):
+                starts = np.concatenate(([last_end], ends[:-1]))
+                filled = np.flatnonzero(ends - starts > 1)
+                if seen + len(filled) > row:
+                    return line + int(filled[row - seen]) + 1
+                seen += len(filled)
+                line += len(ends)
+                last_end = int(ends[-1])
+            offset += len(block)
+    if offset - last_end > 1 and seen == row:  # a last line with no newline
+        return line + 1
+    return None
+
+
 def lazy_line_locator(src: Input, names: Sequence[str]) -> Callable[[int], int] | None:
     """Row -> line for a run the fast path read (it keeps no line numbers).
 
-    The careful pass runs only if an error found after reading (the rank
-    check of ``order="rank"``) asks for a line; it splits rows exactly as the
-    fast path did (`_fast_agrees`). Standard input is not read twice: None.
+    Asked only when an error found after reading names a row: one streaming
+    newline scan answers (`_nonempty_line`); a file with carriage returns falls
+    back to the careful split, which splits rows exactly as the fast path did
+    (`_fast_agrees`). Standard input is not read twice: None.
     """
     if src.path is None:
         return None
@@ -284,6 +332,9 @@ def lazy_line_locator(src: Input, names: Sequence[str]) -> Callable[[int], int] 
 
     def locate(row: int) -> int:
         if not found:
+            line = _nonempty_line(src, row)
+            if line is not None:
+                return line
             found.append(_Lines(src, names, "ignore").rows()[1])
         return found[0][row]
 
