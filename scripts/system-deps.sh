@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What the test suite needs beyond pip: Debian's chromium + chromium-driver (the HTML
-# report is tested in a real headless browser) and pdflatex with booktabs (the LaTeX
+# report is tested in a real headless browser), postgresql (the results history runs on a
+# throwaway cluster) and pdflatex with booktabs (the LaTeX
 # fragment is compiled). Installed with apt-get when missing and we may (root, or
 # passwordless sudo); otherwise a warning, and those tests skip saying why.
 set -uo pipefail
@@ -8,6 +9,9 @@ set -uo pipefail
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
+# PostgreSQL for the results-history tests (a throwaway cluster: initdb + pg_ctl)
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || command -v initdb >/dev/null 2>&1 \
+    || need+=(postgresql)
 if ! command -v pdflatex >/dev/null 2>&1 || ! kpsewhich booktabs.sty >/dev/null 2>&1; then
     need+=(texlive-latex-recommended)
 fi

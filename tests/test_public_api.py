@@ -9,8 +9,10 @@ import pytest
 import rankproof
 import rankproof.measures
 
-SUBPACKAGES = ("data", "corpus", "measures", "stats", "engine", "comparison", "retrieval",
-               "targets", "harness", "discovery", "rag", "gate", "report", "compat")
+SUBPACKAGES = ("data", "corpus", "measures", "stats", "engine", "providers", "comparison",
+               "retrieval",
+               "targets", "harness", "discovery", "rag", "gate", "report", "compat", "history",
+               "web")
 
 
 def _isort_key(name: str) -> tuple[int, str]:
@@ -95,7 +97,8 @@ def test_the_metric_namespace_is_pinned() -> None:
         "polarity", "prefs_values", "register_aggregate", "register_metric", "registered",
         "rel_format_of", "relstring_length", "relstring_request", "relstrings",
         "resolve", "resolve_measures", "select_trec_eval", "split_measure_list",
-        "split_measure_text", "trec_eval_run", "trec_missing",
+        "split_measure_text", "trec_eval_collection_size", "trec_eval_iprec_nan",
+        "trec_eval_leftovers", "trec_eval_run", "trec_eval_stand_in", "trec_missing",
     ]
     for name in SUBPACKAGES:
         if name != "measures":
@@ -190,3 +193,26 @@ def test_the_installed_version_is_the_one_written_in_the_package() -> None:
     from rankproof._version import __version__
 
     assert version("rankproof") == __version__
+
+
+def test_the_providers_namespace_is_pinned() -> None:
+    import rankproof.providers
+
+    assert set(rankproof.providers.__all__) == {
+        "REASONS", "CallCheck", "ChatReply", "Prices", "Provider", "ProviderCheck",
+        "ProviderConfig", "ProviderError", "ProviderStats", "check_provider",
+        "is_provider_spec", "load_provider_config", "provider_from_spec",
+    }
+
+
+def test_the_history_and_web_namespaces_are_pinned() -> None:
+    import rankproof.history
+    import rankproof.web
+
+    assert set(rankproof.history.__all__) == {
+        "DEFAULT_PATH", "ENV", "KINDS", "SCHEMA_VERSION", "HistoryStore", "ResultInfo",
+        "Since", "Trend", "TrendPoint", "compare_results", "export_records", "export_table",
+        "import_records", "kind_of", "open_store", "read_json_file", "read_records", "resolve_url",
+        "result_id", "since", "store_records", "trend",
+    }
+    assert rankproof.web.__all__ == ["DEFAULT_HOST", "DEFAULT_PORT", "create_app", "serve"]

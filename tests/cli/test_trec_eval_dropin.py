@@ -314,10 +314,144 @@ def test_measure_shows_a_renamed_parameter_once(monkeypatch: pytest.MonkeyPatch)
     assert got.stderr.count("'nDCG(dcg=exp-log2)@10' is written 'nDCG(gain=exp)@10'") == 1
 
 
-def test_c_scores_a_missing_topic_utility_0_as_trec_eval(monkeypatch: pytest.MonkeyPatch) -> None:
-    """trec_eval zeroes utility for a topic without results (-c), whatever its parameters;
-    an empty ranking alone would give c x num_rel = 77 for topic 302 here."""
-    got = _run(["-q", "-c", "-m", "utility.1,-1,1,0", "qrels.test", "results.trunc"],
+# -- the drop-in's last bytes (issue 26): each built from trec_eval 10's C source --
+# The expected lines were printed by trec_eval 10.0 built from usnistgov/trec_eval
+# (commit f425365, `make`) on the same files: `trec_eval ARGS q r`.
+
+
+def _files(tmp_path: Path, qrels: str, run: str) -> None:
+    (tmp_path / "q").write_text(qrels)
+    (tmp_path / "r").write_text(run)
+
+
+def test_c_summary_num_rel_counts_every_label_above_0(monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Path) -> None:
+    """m_num_rel.c's te_calc_avg_num_rel: under -c the summary is recounted from the
+    whole qrels, every judgment with rel > 0, whatever -l says; per topic -l holds."""
+    _files(tmp_path, "1 0 a 1\n1 0 b 2\n1 0 c 0\n2 0 d 2\n2 0 e 1\n2 0 f -1\n",
+           "1 Q0 a 1 9 t\n1 Q0 x 2 8 t\n2 Q0 d 1 5 t\n")
+    got = _run(["-c", "-l2", "-q", "-m", "num_rel", "q", "r"], cwd=tmp_path,
                monkeypatch=monkeypatch)
     assert got.exit_code == 0, got.stderr
-    assert "utility_1,-1,1,0      \t302\t0.0000\n" in got.stdout
+    assert got.stdout == ("num_rel               \t1\t1\n"
+                          "num_rel               \t2\t1\n"
+                          "num_rel               \tall\t4\n")
+    plain = _run(["-l2", "-m", "num_rel", "q", "r"], cwd=tmp_path, monkeypatch=monkeypatch)
+    assert plain.stdout == "num_rel               \tall\t2\n"  # without -c: the sum
+
+
+def test_c_l2_num_rel_on_dl19(monkeypatch: pytest.MonkeyPatch) -> None:
+    """DL19 passage, BM25: trec_eval -c -l2 prints num_rel 4102 (every label > 0);
+    the topics' own -l2 counts add up to 2501, which rankproof measure reports."""
+    qrels = SHARED_DATA / "trec_dl" / "qrels.dl19-passage.txt"
+    run = SHARED_DATA / "rankllm_runs" / "BM25" / "trec_results_dl19.txt"
+    got = _run(["-c", "-l2", "-m", "num_rel", "-m", "num_rel_ret", str(qrels), str(run)],
+               monkeypatch=monkeypatch)
+    assert got.exit_code == 0, got.stderr
+    assert got.stdout == "num_rel               \tall\t4102\nnum_rel_ret           \tall\t846\n"
+    assert _run(["-l2", "-m", "num_rel", str(qrels), str(run)],
+                monkeypatch=monkeypatch).stdout == "num_rel               \tall\t2501\n"
+
+
+def test_J_topic_with_nothing_judged_prints_nan_where_trec_eval_divides_0_by_0(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """m_iprec_at_recall.c / m_11pt_avg.c start from num_rel_ret / num_ret (0.0 / 0.0
+    when -J leaves nothing) and give it to each level whose rank lround(level x R) is
+    0: iprec_at_recall_0.00 and 11pt_avg (a sum over levels) are -nan, and so is their
+    mean; level 0.10 of 5 relevant rounds to rank 1 and stays 0."""
+    _files(tmp_path, "1 0 a 1\n1 0 b 0\n" + "".join(f"2 0 {d} 1\n" for d in "cdfgh")
+           + "2 0 e 0\n", "1 Q0 a 1 9 t\n1 Q0 x 2 8 t\n2 Q0 y 1 5 t\n2 Q0 z 2 4 t\n")
+    got = _run(["-J", "-q", "-m", "iprec_at_recall.0,0.1", "-m", "11pt_avg", "-m", "map",
+                "q", "r"], cwd=tmp_path, monkeypatch=monkeypatch)
+    assert got.exit_code == 0, got.stderr
+    assert got.stdout == (
+        "map                   \t1\t1.0000\n"
+        "iprec_at_recall_0.00  \t1\t1.0000\n"
+        "iprec_at_recall_0.10  \t1\t1.0000\n"
+        "11pt_avg              \t1\t1.0000\n"
+        "map                   \t2\t0.0000\n"
+        "iprec_at_recall_0.00  \t2\t  -nan\n"
+        "iprec_at_recall_0.10  \t2\t0.0000\n"
+        "11pt_avg              \t2\t  -nan\n"
+        "map                   \tall\t0.5000\n"
+        "iprec_at_recall_0.00  \tall\t  -nan\n"
+        "iprec_at_recall_0.10  \tall\t0.5000\n"
+        "11pt_avg              \tall\t  -nan\n")
+    # levels that all round to rank 1 or more: no 0 / 0 reaches the value
+    got = _run(["-J", "-q", "-m", "11pt_avg.0.5", "q", "r"], cwd=tmp_path,
+               monkeypatch=monkeypatch)
+    assert got.stdout.splitlines()[1] == "11pt_avg_0.5          \t2\t0.0000"
+    # rankproof measure keeps the consistent value (nothing retrieved: 0)
+    measured = CliRunner().invoke(app, ["measure", "q", "r", "-J", "-f", "trec", "-q",
+                                        "-m", "IPrec@0"])
+    assert measured.exit_code == 0, measured.stderr
+    assert "iprec_at_recall_0.00  \t2\t0.0000\n" in measured.stdout
+
+
+def test_c_missing_topic_keeps_parameterised_utility_and_rbp_resid(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """trec_eval.c scores a topic missing under -c on a stand-in ranking of one unjudged
+    document ('ceci_nest_pas_un_docno'), then zeroes the values *named* num_ret,
+    utility, rbp_resid, unj* (and clears relstring). utility_1,-1,1,0 is not one of
+    those names: -1 x 1 retrieved + 1 x 77 relevant missed = 76; rbp_resid_p=0.5 of
+    one unjudged document is 0.5 + 0.5 x 1 = 1."""
+    got = _run(["-q", "-c", "-m", "utility.1,-1,1,0", "-m", "rbp_resid.p=0.5", "-m",
+                "num_ret", "-m", "relstring", "qrels.test", "results.trunc"],
+               monkeypatch=monkeypatch)
+    assert got.exit_code == 0, got.stderr
+    assert _lines_of(got.stdout, "302", "all") == [
+        "num_ret               \t302\t0",
+        "relstring             \t302\t''",
+        "utility_1,-1,1,0      \t302\t76.0000",
+        "rbp_resid_p=0.5       \t302\t1.0000",
+        "num_ret               \tall\t584",
+        "utility_1,-1,1,0      \tall\t17.6667",
+        "rbp_resid_p=0.5       \tall\t0.3334",
+    ]
+    bare = _run(["-q", "-c", "-m", "utility", "-m", "rbp_resid", "qrels.test",
+                 "results.trunc"], monkeypatch=monkeypatch)
+    assert _lines_of(bare.stdout, "302") == ["utility               \t302\t0.0000",
+                                             "rbp_resid             \t302\t0.0000"]
+
+
+
+def test_measure_keeps_utility_by_its_definition_for_a_missing_topic(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """rankproof measure: topic 2 retrieves nothing, so utility = c x 3 relevant missed
+    (trec_eval's 0 for the bare name is an artefact of its stand-in ranking)."""
+    _files(tmp_path, "1 0 a 1\n1 0 b 1\n2 0 c 1\n2 0 d 1\n2 0 e 1\n", "1 Q0 a 1 9 t\n")
+    monkeypatch.chdir(tmp_path)
+    got = CliRunner().invoke(app, ["measure", "q", "r", "-q", "-f", "trec", "-m",
+                                   "Utility(a=1,b=-1,c=1,d=0)"])
+    assert got.exit_code == 0, got.stderr
+    assert got.stdout == ("utility_1,-1,1,0      \t1\t2.0000\n"
+                          "utility_1,-1,1,0      \t2\t3.0000\n"
+                          "utility_1,-1,1,0      \tall\t2.5000\n")
+
+
+def _lines_of(text: str, *qids: str) -> list[str]:
+    return [line for line in text.splitlines() if line.split("\t")[1] in qids]
+
+
+def test_without_c_prints_the_topics_before_the_first_missing_then_exits_4(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """trec_eval.c evaluates qrels topics in order and prints each (-q) as it goes;
+    at 302, absent from the run, it stops with exit 4: 301's lines are out, no
+    summary, and its message names the topic."""
+    got = _run(["-q", "-m", "P.5", "-m", "num_ret", "qrels.test", "results.trunc"],
+               monkeypatch=monkeypatch)
+    assert got.exit_code == 4
+    assert got.stdout == "num_ret               \t301\t500\nP_5                   \t301\t0.0000\n"
+    assert got.stderr.startswith("trec_eval: result qid '302' not found in qrels\n")
+    assert "qrels topic '302' has no results in 'results.trunc'" in got.stderr
+
+
+def test_N_sets_the_collection_size_of_utility(monkeypatch: pytest.MonkeyPatch) -> None:
+    """m_utility.c's d term: d x (N + relret - ret - rel); -N 1000 adds 1000 x d."""
+    got = _run(["-q", "-N", "1000", "-m", "utility.0,0,0,1", "qrels.test", "results.test"],
+               monkeypatch=monkeypatch)
+    assert got.exit_code == 0, got.stderr
+    assert got.stdout == ("utility_0,0,0,1       \t301\t97.0000\n"
+                          "utility_0,0,0,1       \t302\t473.0000\n"
+                          "utility_0,0,0,1       \t303\t500.0000\n"
+                          "utility_0,0,0,1       \tall\t356.6667\n")

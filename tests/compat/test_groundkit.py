@@ -209,7 +209,7 @@ def test_stage_comparisons_refuse_what_cannot_be_compared(tmp_path: Path) -> Non
     with pytest.raises(EvalError, match="no stage 'rerank'"):
         compare_report_stages(report, baseline="bm25", candidate="rerank", metric="ndcg_at_10")
     with pytest.raises(EvalError, match="not stored in the report"):
-        compare_report_stages(report, baseline="bm25", candidate="dense", metric="mrr")
+        compare_report_stages(report, baseline="bm25", candidate="dense", metric="mrr_at_5")
     doc = json.loads(report.model_dump_json())
     doc["stages"].append(doc["stages"][-1])
     path = tmp_path / "dup.json"

@@ -186,7 +186,8 @@ def test_per_topic_values_equal_pytrec_eval_on_dl19(shared_data: Path, rel_level
     assert n_compared >= 20 and n_rule_changed >= 1, (n_compared, n_rule_changed)
 
 
-def test_complete_topics_score_zero_where_the_run_is_silent(trec_eval_tests: Path) -> None:
+def test_complete_topics_score_as_nothing_retrieved_where_the_run_is_silent(
+        trec_eval_tests: Path) -> None:
     pq = evaluate(load_qrels(trec_eval_tests / "qrels.test"),
                   load_run(trec_eval_tests / "results.trunc", extra_columns="ignore"),
                   ["set_F", "iprec_at_recall", "Rprec_mult", "utility", "relative_P",
@@ -195,7 +196,10 @@ def test_complete_topics_score_zero_where_the_run_is_silent(trec_eval_tests: Pat
     row = pq.qids.index("302")  # in the qrels (77 relevant), not in the run
     values = dict(zip(map(str, pq.measures), pq.values[row].tolist(), strict=True))
     assert len(values) == 1 + 11 + 10 + 1 + 9 + 3
-    assert set(values.values()) == {0.0}  # trec_eval -c prints 0, even for c = -1
+    # Utility keeps its definition with nothing retrieved: c x 77 relevant missed
+    # (trec_eval -c zeroes only its bare `utility` line: `rankproof trec_eval` does that).
+    assert values.pop("Utility(a=1,b=-1,c=-1,d=0)") == -77.0
+    assert set(values.values()) == {0.0}
 
 
 # -- grammar --------------------------------------------------------------------------

@@ -68,6 +68,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
                            "new values."),
     "manifest": ("manifest", "Check a result's provenance: re-hash the inputs it records and "
                              "say which changed."),
+    "providers": ("providers", "Model providers (OpenAI-compatible servers): check one before "
+                               "using it."),
+    "history": ("history", "The results history: add, list, trend, since-when, compare, "
+                           "export, import."),
+    "serve": ("serve", "A read-only local dashboard over the results history."),
 }
 """Command name -> (module under ``rankproof.cli``, one-line help shown by ``--help``)."""
 

@@ -19,9 +19,11 @@ from typing import TYPE_CHECKING, Any, get_args
 import typer
 from typer.core import TyperCommand
 
+from rankproof._errors import InputError
 from rankproof.cli._app import EXIT_FAILED, app, err_console, error_boundary, print_note, readable
 from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption, engine_from
 from rankproof.cli._evidence import sidecar_outputs, stream_text, write_reports
+from rankproof.cli._history import history_option, record
 from rankproof.cli._many import evaluate_run_files
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import (
@@ -174,8 +176,11 @@ def compare(
     engine: EngineOption = "local",
     address: AddressOption = None,
     workers: WorkersOption = None,
+    history: str | None = history_option(),
 ) -> None:
     """Is each candidate better, worse, or not detectably different from the baseline?"""
+    if history is not None and output is None:
+        raise InputError("--history records the comparison this command writes: give -o PATH")
     guard_outputs([(output, "rankproof.comparison"), *sidecar_outputs([output])],
                   [qrels, baseline, *candidates, queries], force=force)
     check_diversity(measures, subtopics)
@@ -216,6 +221,7 @@ def compare(
     if output is not None:
         _write(output, result)
     _print_comparison(result, str(fmt))
+    record(history, [output])
     if fail_on_regression and result.regressions:
         worse = ", ".join(f"{r.candidate} on {r.measure}" for r in result.regressions)
         line = plain("regression:", style="bold red")

@@ -25,6 +25,7 @@ from typer.core import TyperCommand
 from rankproof._errors import ConfigError, InputError
 from rankproof.cli._app import EXIT_FAILED, app, error_boundary, print_note, readable
 from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption, engine_from
+from rankproof.cli._history import history_option, record
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import choices, write_output
 from rankproof.discovery import (
@@ -192,6 +193,7 @@ def discover(
     engine: EngineOption = "local",
     address: AddressOption = None,
     workers: WorkersOption = None,
+    history: str | None = history_option(),
 ) -> None:
     """Is the right capability found first, low, or not at all — and is "nothing applies" said?"""
     if catalog is not None and retriever is not None:
@@ -271,6 +273,7 @@ def discover(
                                                       "; ".join(searcher.notes),)
                                                      if searcher.degraded else ()))))
     _emit(sections, doc, str(fmt), output, notes)
+    record(history, [output])
 
 
 @error_boundary

@@ -22,6 +22,7 @@ from rich.table import Table
 from rankproof.cli._app import app, err_console, error_boundary
 from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption, engine_from
 from rankproof.cli._evidence import sidecar_outputs, write_reports
+from rankproof.cli._history import history_option, record
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import choices
 from rankproof.comparison import Evidence, EvidenceSidecar
@@ -204,6 +205,9 @@ def eval_command(
                                               "the bundled golden corpus)."),
     judgments: Path | None = typer.Option(None, "--judgments", "-j", metavar="PATH",
                                           help="Quote-anchored judgments (JSONL)."),
+    corpus_dir: Path | None = typer.Option(None, "--corpus-dir", metavar="DIR",
+                                           help="CORPUS_DIR as an option (groundkit's "
+                                                "grk eval spelling)."),
     collection: CollectionName | None = typer.Option(None, "--collection",
                                                      help="A classic test collection."),
     data_root: Path | None = typer.Option(None, "--data-root", metavar="DIR",
@@ -231,11 +235,12 @@ def eval_command(
         "minilm", "--embedder",
         help="minilm (all-MiniLM-L6-v2, offline) or hashing (a labelled test double)."),
     embed_model: str | None = typer.Option(
-        None, "--embed-model", metavar="DIR|PACKAGE",
+        None, "--embed-model", metavar="DIR|PACKAGE|openai:MODEL@URL|provider:FILE",
         help="The dense stage's sentence-transformers model: a local model directory or an "
              "installed package that ships one (default: the bundled all-MiniLM-L6-v2). "
              "Loaded offline; its name and file digest key the embedding cache and are "
-             "recorded in the report."),
+             "recorded in the report. openai:MODEL@BASE_URL or provider:FILE.yaml embeds "
+             "through an OpenAI-compatible /v1/embeddings server instead (docs/providers.md)."),
     dense_index: DenseIndexOpt = typer.Option(
         "exact", "--dense-index",
         help="The dense stage's search: exact (every chunk scored, in blocks) or a FAISS "
@@ -269,8 +274,14 @@ def eval_command(
     engine: EngineOption = "local",
     address: AddressOption = None,
     workers: WorkersOption = None,
+    history: str | None = history_option(),
 ) -> None:
     """Run BM25 / dense / fusion / rerank over a corpus and compare each with BM25."""
+    if corpus_dir is not None:  # grk eval's --corpus-dir: the same argument, one value
+        if corpus is not None and corpus != corpus_dir:
+            raise typer.BadParameter(f"CORPUS_DIR {corpus} and --corpus-dir {corpus_dir} "
+                                     "name two corpora; give one", param_hint="--corpus-dir")
+        corpus = corpus_dir
     outputs = _outputs(output)
     adapted = find_adaptation(corpus) if corpus is not None and judgments is None else None
     _guard(outputs, corpus, judgments or (adapted[1] if adapted else None), collection,
@@ -311,6 +322,7 @@ def eval_command(
 
     text, sidecars = write_reports(outputs, report.evidence
                                    if isinstance(report.evidence, Evidence) else None, render)
+    record(history, [next((o for o in outputs if str(o) != "-"), None)])
     if str(fmt) == "json":
         typer.echo(text, nl=False)
     elif str(fmt) == "md":

@@ -26,6 +26,7 @@ from rankproof._errors import ConfigError
 from rankproof._io import commit_all
 from rankproof.cli._app import EXIT_FAILED, app, err_console, error_boundary
 from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption
+from rankproof.cli._history import history_option, is_history_ref, materialize, record
 from rankproof.cli._outputs import STDIN, force_option, guard_outputs
 from rankproof.cli._runs import choices
 from rankproof.gate import (
@@ -156,8 +157,9 @@ def gate_command(
                                           "comparison's one candidate is the default)."),
     baseline: str | None = typer.Option(None, "--baseline", "-b", metavar="NAME|PATH",
                                         help="Baseline NAME (in --baseline-dir) or PATH (a "
-                                             "baseline, or any file --report accepts), for "
-                                             "vs_baseline checks."),
+                                             "baseline, or any file --report accepts), or a "
+                                             "stored result: history:ID or "
+                                             "history:latest@BRANCH, for vs_baseline checks."),
     baseline_stage: str | None = typer.Option(
         None, "--baseline-stage", "--baseline-system", metavar="NAME",
         help="With --baseline PATH: its stage, run or system to compare with (default: the "
@@ -177,6 +179,10 @@ def gate_command(
     fmt: GateFormat = typer.Option("table", "--format", "-f",
                                    help="What to print on standard output."),
     force: bool = force_option(),
+    history: str | None = history_option(
+        "Record the verdict written by --json in the results history, and read a "
+        "--baseline history:ID or history:latest@BRANCH from this store (a SQLite file, "
+        "postgresql://…, or 'default': $RANKPROOF_HISTORY, else .rankproof/history.db)."),
     target: str | None = typer.Option(
         None, "--target", metavar="URL", rich_help_panel="Target run",
         help="Run this HTTP search service over --goldens and gate the run, instead of "
@@ -234,6 +240,8 @@ def gate_command(
         raise ConfigError("--target needs --goldens PATH, the cases to run it on")
     if target is None and report is None:
         report = DEFAULT_REPORT
+    if is_history_ref(baseline):  # a stored result: read from the history into a temp file
+        baseline = materialize(str(baseline), history)
     guard_outputs([(junit, None), (markdown, None), (json_out, "rankproof.gate")],
                   [report if target is None else goldens, checks,
                    _baseline_file(baseline, baseline_dir)], force=force)
@@ -268,5 +276,7 @@ def gate_command(
     render(verdict, str(fmt))
     for line in write_outputs(verdict, junit, markdown, json_out):
         err_console.print(plain(f"wrote {line}"))
+    if json_out is not None:
+        record(history, [json_out])
     if not verdict.passed:
         raise typer.Exit(EXIT_FAILED)

@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from rankproof._errors import InputError
 from rankproof.cli._app import EXIT_FAILED, app, error_boundary, print_note
 from rankproof.cli._capped import memory_cap_option, parse_size, should_stream
 from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption, engine_from
+from rankproof.cli._history import history_option, record
 from rankproof.cli._many import evaluate_run_files, trec_eval_limited
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import (
@@ -225,9 +227,12 @@ def measure(
     address: AddressOption = None,
     workers: WorkersOption = None,
     memory_cap: str | None = memory_cap_option(),
+    history: str | None = history_option(),
 ) -> None:
     """Evaluate runs against judgments, exactly as trec_eval does."""
     guard_outputs([(output, "rankproof.measure")], [qrels, *runs], force=force)
+    if history is not None and (str(fmt) != "json" or output is None):
+        raise InputError("--history records the JSON this command writes: give -f json -o PATH")
     fmt = str(fmt)
     if complete and str(topics) != "complete":
         raise typer.BadParameter(f"-c means --topics complete, but --topics {topics} is given",
@@ -311,6 +316,7 @@ def measure(
             qrels, runs, output, results, engine_info) if fmt == "json" else None,
             cross_check=checked.to_dict() if checked is not None and fmt == "json" else None)
     write_output(output if output is not None else "-", text)
+    record(history, [output])
     _exit_if_failed(checked)
 
 

@@ -44,6 +44,48 @@ def _qrels(path: Path | None) -> Any:
     return load_qrels(path)
 
 
+def _llm_setup(names: str | None, provider_file: Path | None, has_refs: bool) -> Any:
+    """``(provider, metric names)`` for ``--llm-metrics``, checked before anything runs."""
+    if names is None and provider_file is None:
+        return None
+    if names is None or provider_file is None:
+        raise typer.BadParameter("--llm-metrics and --provider go together")
+    from rankproof.providers import Provider, load_provider_config
+    from rankproof.rag import check_llm_metrics
+
+    provider = Provider(load_provider_config(provider_file))
+    chosen = [n.strip() for n in names.split(",") if n.strip()]
+    return provider, check_llm_metrics(chosen, provider, has_refs)
+
+
+def _llm_run(llm: Any, report: Any, arm: Any, refs: Any) -> tuple[Any, dict[str, Any]]:
+    """Score the LLM metrics, print their failures; every call failing is exit 2."""
+    from rankproof._errors import TargetError
+    from rankproof.rag import llm_metrics, merge_llm_metrics
+
+    provider, names = llm
+    references = {} if refs is None else {q: "; ".join(a) for q, a in refs.answers.items()}
+    queries = {} if refs is None else dict(refs.queries)
+    result = llm_metrics(arm.rows, names, provider, queries=queries, references=references)
+    failed = {m: sum(f.values()) for m, f in result.failures.items()}
+    if sum(failed.values()) and not any(result.scores.values()):
+        reasons: dict[str, int] = {}
+        for f in result.failures.values():
+            for r, n in f.items():
+                reasons[r] = reasons.get(r, 0) + n
+        total = sum(reasons.values())
+        shown = "; ".join(f"{r} ({n} of {total} calls)" for r, n in
+                          sorted(reasons.items(), key=lambda kv: -kv[1]))
+        raise TargetError(f"the LLM metrics' provider at {provider.endpoint} failed every "
+                          f"call: {shown}", target=provider.endpoint)
+    for m, f in result.failures.items():
+        if f:
+            share = failed[m] / max(1, len(arm.rows))
+            print_note(f"{m}: {failed[m]} of {len(arm.rows)} case(s) failed ({share:.0%}): "
+                       + ", ".join(f"{r} {n}" for r, n in f.items()))
+    return merge_llm_metrics(report, result), result.summary()
+
+
 @rag_app.command("score")
 @error_boundary
 def score(
@@ -66,6 +108,16 @@ def score(
                                             "label) for a judge-corrected (PPI) mean."),
     repeat: int = typer.Option(1, "--repeat", metavar="N",
                                help="With --judge: ask N times per answer (self-agreement)."),
+    keep_citations: bool = typer.Option(
+        False, "--keep-citations", help="Answer metrics read citation markers ([1]) as "
+                                        "answer words (default: stripped first)."),
+    llm_metrics: str | None = typer.Option(
+        None, "--llm-metrics", metavar="M1,M2",
+        help="LLM-based metrics through --provider: faithfulness, answer_relevancy, "
+             "context_precision, context_recall (the last two need --references; "
+             "docs/providers.md). Advisory."),
+    provider_file: Path | None = typer.Option(None, "--provider", metavar="PROVIDER.yaml",
+                                              help="The provider of --llm-metrics."),
     fmt: RagFormat = typer.Option("table", "--format", "-f", help="Output format."),
     output: Path | None = typer.Option(None, "-o", "--output", "--json", metavar="PATH",
                                        help="Also write the report as JSON here."),
@@ -93,6 +145,7 @@ def score(
              else load_labels(labels, the_judge.identity.scale))
     arm = load_answers(answers)
     refs = None if references is None else load_references(references)
+    llm = _llm_setup(llm_metrics, provider_file, refs is not None)
     chosen = tuple(metrics) if metrics else DEFAULT_METRICS
     if refs is None and not metrics:
         from rankproof.rag import ANSWER_METRICS
@@ -103,18 +156,24 @@ def score(
     engine_info = None
     if the_judge is None:
         report = score_answers(arm, refs, qrels=_qrels(qrels), metrics=chosen,
-                               repeat=repeat, labels=human)
+                               repeat=repeat, labels=human,
+                               strip_citations=not keep_citations)
     else:  # the judge's calls are the engine's tasks (they wait on its server: kind "io")
         with engine_from(engine, address, workers) as executor:
             engine_info = executor.describe()
             report = score_answers(arm, refs, qrels=_qrels(qrels), metrics=chosen,
                                    judge=the_judge, repeat=repeat, labels=human,
-                                   executor=executor)
-    prov = _provenance(0, {"answers": answers, "references": references, "qrels": qrels},
-                       output)
+                                   executor=executor, strip_citations=not keep_citations)
+    llm_summary = None
+    if llm is not None:
+        report, llm_summary = _llm_run(llm, report, arm, refs)
+    prov = _provenance(0, {"answers": answers, "references": references, "qrels": qrels,
+                           "provider": provider_file}, output)
     if engine_info is not None:
         prov["engine"] = engine_info
     doc = {**report.to_dict(), "provenance": prov}
+    if llm_summary is not None:
+        doc["llm_metrics"] = llm_summary
     if output is not None:
         write_output(output, json.dumps(doc, indent=2, allow_nan=False) + "\n")
     if fmt == "json":
@@ -143,10 +202,16 @@ def score(
         j = report.judge
         line = (f"judge {j.identity['model']}: {j.calls} call(s), {j.n_errors} error row(s), "
                 f"mean {j.mean if j.mean is None else round(j.mean, 4)}")
+        if j.repeat > 1:
+            shown = ", ".join("—" if m is None else f"{m:.4f}" for m in j.repeat_means)
+            line += f" (pooled over {j.repeat} repeats; per repeat: {shown})"
         if j.ppi is not None:
             line += (f"; corrected (PPI) mean {j.ppi.estimate:.4f} "
                      f"[{j.ppi.ci_low:.4f}, {j.ppi.ci_high:.4f}] from {j.ppi.n} labels")
         print_note(line)
+        failed = j.failure_line()
+        if failed is not None:
+            print_note(f"judge at {j.endpoint or '?'}: {failed}")
     for cav in report.caveats:
         print_note(cav)
 
@@ -182,9 +247,12 @@ def calibrate_judge(
 
         raise InputError(f"{len(missing)} labelled quer(ies) have no answer: {missing[:5]}",
                          path=str(labels), field="query_id")
-    # The judge's calls are the engine's tasks, as for `rag score --judge`.
+    # The judge's calls are the engine's tasks, as for `rag score --judge`; every call
+    # failing is exit 2 naming the endpoint and the reason (`run_judge`).
+    from rankproof.rag import run_judge
+
     with engine_from(engine, address, workers) as executor:
-        result = the_judge.judge(rows, executor=executor)
+        result, _ = run_judge(the_judge, rows, executor=executor)
     cal = calibrate(result, human, scale=the_judge.identity.scale, judge=the_judge)
     cal.save(output)
     kappa = "undefined" if cal.kappa is None else f"{cal.kappa:.3f}"

@@ -75,7 +75,7 @@ for byte, the same exit codes. results_file may be '-' (standard input).
                                   groups: -m qrels_jg)
  -T, --Results_format <fmt>       trec_results
  -D, --Debug_level <num>[.qid]    0 only; '.qid' evaluates that topic alone
- -N, --Number_docs_in_coll <num>  accepted (no trec_eval 10 measure reads it)
+ -N, --Number_docs_in_coll <num>  collection size (utility's d term)
 
 Measures rankproof does not implement yet are refused by name (exit 1),
 never left out. See docs/trec_eval.md.
@@ -96,12 +96,14 @@ _LONG_TAKES = {"Output_old_results_format"}  # declared with an argument in trec
 
 
 class TrecEvalExit(Exception):
-    """Stop with trec_eval's exit ``code`` after printing ``message`` on standard error."""
+    """Stop with trec_eval's exit ``code`` after printing ``message`` on standard error
+    (and ``output`` on standard output first: what trec_eval printed before it stopped)."""
 
-    def __init__(self, code: int, message: str) -> None:
+    def __init__(self, code: int, message: str, output: str = "") -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.output = output
 
 
 @dataclass
@@ -121,6 +123,7 @@ class TrecEvalArgs:
     zscores: str | None = None
     debug_level: int = 0
     debug_query: str | None = None
+    num_docs: int = 0
     help: bool = False
     version: bool = False
 
@@ -236,8 +239,9 @@ def _apply(args: TrecEvalArgs, letter: str, value: str) -> None:
         args.results_format = value
     elif letter == "Z":
         args.zscores = value
-    # "N" (collection size: no trec_eval 10 measure reads it) and "o" (obsolete in
-    # trec_eval too) are accepted and change nothing.
+    elif letter == "N":
+        args.num_docs = _atol(value)
+    # "o" (obsolete in trec_eval too) is accepted and changes nothing.
 
 
 REL_FORMATS = ("qrels", "prefs", "qrels_prefs", "qrels_jg")
@@ -261,6 +265,8 @@ def main(argv: Sequence[str]) -> int:
     try:
         text = _run(argv)
     except TrecEvalExit as stop:
+        if stop.output:
+            _out(stop.output)
         _err(stop.message)
         return stop.code
     except RankproofError as exc:
@@ -270,12 +276,16 @@ def main(argv: Sequence[str]) -> int:
     except Exception as exc:  # a bug in rankproof, not in the input
         report_internal_error(exc)
         return EXIT_INTERNAL
+    _out(text)
+    return 0
+
+
+def _out(text: str) -> None:
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
     except BrokenPipeError:
         pass
-    return 0
 
 
 def _err(message: str) -> None:
@@ -284,6 +294,8 @@ def _err(message: str) -> None:
 
 
 def _run(argv: Sequence[str]) -> str:
+    import numpy as np
+
     from rankproof.data import load_qrels, load_run
     from rankproof.measures import (
         TrecMeasureError,
@@ -291,7 +303,11 @@ def _run(argv: Sequence[str]) -> str:
         parse,
         relstrings,
         select_trec_eval,
+        trec_eval_collection_size,
+        trec_eval_iprec_nan,
+        trec_eval_leftovers,
         trec_eval_run,
+        trec_eval_stand_in,
     )
     from rankproof.report.trec import read_zscores, trec_eval_lines
 
@@ -331,48 +347,73 @@ def _run(argv: Sequence[str]) -> str:
     run = load_run(run_path, format="trec", extra_columns="ignore")
     zscores = read_zscores(args.zscores) if args.zscores is not None else None
 
-    lacking = _lacking(args, qrels.topics, run, selection)
+    lacking = _lacking(args, qrels.topics, run, selection, stop=False)
+    stop = None if args.complete or not lacking else min(lacking, key=str.encode)
+    if lacking and args.complete:
+        run = trec_eval_stand_in(run, lacking)
     kept = trec_eval_run(run, qrels, max_retrieved=args.max_retrieved,
                          judged_only=args.judged_only)
     measures = selection.measures or (parse("num_ret"),)
+    counts = (parse("num_ret"), parse("num_rel"))
     target = kept if kept is not None else _placeholder(run, qrels.topics)
-    pq = evaluate(qrels, target, measures, rel_level=args.rel_level,
-                  topics="complete-allow-disjoint")
-    if lacking:
-        pq = _zero_utility(pq, selection, lacking)
+    pq = evaluate(qrels, target, tuple(dict.fromkeys(measures + counts)),
+                  rel_level=args.rel_level, topics="complete-allow-disjoint")
+    pq = trec_eval_iprec_nan(pq, selection, counts)
+    if args.num_docs:
+        pq = trec_eval_collection_size(pq, selection, args.num_docs)
+    if lacking and args.complete:
+        pq = trec_eval_leftovers(pq, selection, lacking)
     if args.debug_query is not None:
         pq = _only(pq, args.debug_query)
+    if stop is not None:  # trec_eval printed the topics before the one it stops at
+        pq = _before(pq, stop)
     for warning in pq.warnings:
         _err(f"rankproof trec_eval: warning: {warning}")
     strings = None
     if args.query and any(c.style == "string" for c in selection.columns):
         length = next(c.length for c in selection.columns if c.style == "string")
-        strings = relstrings(kept, qrels, length)
-    return "".join(line + "\n" for line in trec_eval_lines(
-        pq, selection, per_query=args.query, summary=args.summary, relstrings=strings,
-        zscores=zscores))
+        strings = dict(relstrings(kept, qrels, length))
+        strings.update(dict.fromkeys(lacking if args.complete else (), ""))
+    summary_values = None
+    if args.complete:  # m_num_rel.c: under -c the summary counts the whole qrels
+        summary_values = {"num_rel": float(np.count_nonzero(qrels.rels > 0))}
+    text = "".join(line + "\n" for line in trec_eval_lines(
+        pq, selection, per_query=args.query, summary=args.summary and stop is None,
+        relstrings=strings, zscores=zscores, summary_values=summary_values))
+    if stop is not None:
+        raise TrecEvalExit(EXIT_TOPIC, _lacking_message(args, lacking, stop), output=text)
+    return text
 
 
 def _lacking(args: TrecEvalArgs, qrels_topics: list[str], run: Run,
-             selection: TrecSelection) -> list[str]:
-    """The judged topics the run lacks (allowed only with ``-c``), as trec_eval 10 checks."""
-    run_path = args.files[1]
+             selection: TrecSelection, *, stop: bool = True) -> list[str]:
+    """The judged topics the run lacks (allowed only with ``-c``), as trec_eval 10 checks.
+
+    With ``stop`` (the ``-R`` formats other than qrels) a lacking topic without
+    ``-c`` raises at once; the qrels path prints the topics before it first.
+    """
     present = set(run.topics) & set(qrels_topics)
     if args.debug_query is not None and args.debug_query not in qrels_topics:
         raise TrecEvalExit(EXIT_NO_QUERIES,
                            "trec_eval: No queries with both results and relevance info")
     lacking = [q for q in qrels_topics if q not in present
                and (args.debug_query is None or q == args.debug_query)]
-    if lacking and not args.complete:
-        raise TrecEvalExit(EXIT_TOPIC, (
-            f"trec_eval: qrels topic '{lacking[0]}' has no results in '{run_path}'"
-            f"{f' (and {len(lacking) - 1} more)' if len(lacking) > 1 else ''}; trec_eval 10 "
-            "stops here (exit 4): pass -c to score such topics 0\n"
-            f"trec_eval: Can't calculate measure '{_first_measure(selection)}'"))
+    if lacking and not args.complete and stop:
+        raise TrecEvalExit(EXIT_TOPIC, _lacking_message(
+            args, lacking, min(lacking, key=str.encode)))
     if not qrels_topics:
         raise TrecEvalExit(EXIT_NO_QUERIES,
                            "trec_eval: No queries with both results and relevance info")
     return lacking
+
+
+def _lacking_message(args: TrecEvalArgs, lacking: list[str], first: str) -> str:
+    """trec_eval's words for the topic it stops at (trec_eval.c), then rankproof's."""
+    more = f" (and {len(lacking) - 1} more)" if len(lacking) > 1 else ""
+    return (f"trec_eval: result qid '{first}' not found in qrels\n"
+            f"rankproof trec_eval: qrels topic '{first}' has no results in '{args.files[1]}'"
+            f"{more}; trec_eval 10 stops here (exit 4) after the topics before it: pass -c "
+            "to score such topics")
 
 
 # -R FORMAT -> the judgments its measures read (rankproof.measures.rel_format_of).
@@ -491,20 +532,12 @@ def _placeholder(run: Run, qrels_topics: list[str]) -> Run:
     return Run.from_columns([qid], ["none"], [0.0], name=run.name, tag=run.tag)
 
 
-def _zero_utility(pq: PerQuery, selection: TrecSelection, lacking: list[str]) -> PerQuery:
-    """trec_eval zeroes utility for a topic scored under -c without results (its other
-    measures equal an empty ranking's: rankproof computes those)."""
+def _before(pq: PerQuery, qid: str) -> PerQuery:
+    """``pq``'s topics sorting (byte-wise, trec_eval's qrels order) before ``qid``."""
     import dataclasses
 
-    cols = [pq.measures.index(c.measure) for c in selection.columns
-            if c.family == "utility" and c.measure is not None]
-    if not cols:
-        return pq
-    values = pq.values.copy()
-    rows = [i for i, q in enumerate(pq.qids) if q in set(lacking)]
-    for j in cols:
-        values[rows, j] = 0.0
-    return dataclasses.replace(pq, values=values)
+    rows = [i for i, q in enumerate(pq.qids) if q.encode() < qid.encode()]
+    return dataclasses.replace(pq, qids=tuple(pq.qids[i] for i in rows), values=pq.values[rows])
 
 
 def _only(pq: PerQuery, qid: str) -> PerQuery:

@@ -5,7 +5,10 @@
   targets and checks;
 * `rankproof.compat.groundkit` — groundkit's ``paired_bootstrap``
   (``seed=7``, achieved-significance-level p, interval-decided
-  ``significant``), ``compare_report_stages`` and ``adapt_beir_dataset``.
+  ``significant``), ``compare_report_stages`` and ``adapt_beir_dataset``;
+* `rankproof.compat.ireval` — ir.eval's capability-discovery calls (seed 004)
+  over `rankproof.discovery`: its modes (``lexical``), surfaces, search
+  keywords and dict-shaped results.
 
 Each is a *thin* layer: argument and field names are translated, and the
 seeds' semantics are selected where rankproof's core offers them as named
@@ -23,7 +26,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-__all__ = ["evalkit", "groundkit"]
+__all__ = ["evalkit", "groundkit", "ireval"]
 
 
 def __getattr__(name: str) -> ModuleType:

@@ -35,12 +35,25 @@ What each name is here:
   resolved when the gate runs, as evalkit does) and `run_gate` the gate;
   ``CheckError`` is rankproof's `ConfigError` under evalkit's name.
 
+* `registered` returns evalkit's live list of *names*: its built-in
+  retrieval metrics (``recall@1/3/5/10/20``, ``ndcg@10``) and every per-case
+  metric and aggregate of rankproof's one registry; each resolves through
+  the same parser (``"recall@10" in registered()``).
+* `load_checks` returns the gate's `ChecksFile` that iterates as evalkit's
+  specs (``for spec in specs``): each a `CheckSpec` (the gate's `Check`) with
+  ``spec.select(rows)`` (the rows it covers; a scoped case without a row is
+  a ``CheckError``) and ``spec.coverage(rows)`` (``"2/2 cases"``).
+* `load_corpus`, `load_queries`, `load_qrels` read a BEIR folder (or its
+  files): ``{doc id: text}``, a list of queries with ``.id``/``.text`` (what
+  `run` takes) and ``{query id: {doc id: grade}}``, through rankproof's BEIR
+  readers. The data root is an argument, never the module's folder.
+
 Not here, on purpose: ``runner.METRICS`` and ``register_retrieval_metric``
 (evalkit's second metric table; rankproof has one registry, and every
-``recall@k`` already parses), the ``corpus`` loaders (`rankproof.data` reads
-BEIR), the check objects' ``select``/``coverage`` methods (the gate selects
-scoped cases and reports each check's coverage itself), and ``LLMJudge``,
-which comes with the RAG evaluation work. The random streams differ from
+``recall@k`` already parses). ``LLMJudge(rubric,
+model, scale=5, cache_path=...)`` is rankproof's `Judge` behind a provider
+(``rankproof.compat._llmjudge``), registrable with `register_metric`.
+The random streams differ from
 evalkit's (``numpy`` generators, not ``random.Random``): the same seed gives
 other resamples, so intervals and p-values agree with evalkit's in
 distribution, not digit for digit. ``docs/compat.md`` lists every
@@ -50,23 +63,30 @@ difference.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from rankproof._errors import ConfigError, InputError
 from rankproof._limits import shown
-from rankproof.gate import Check, CheckResult, ChecksFile, GateVerdict, load_checks, run_gate
+from rankproof.compat._llmjudge import LLMJudge
+from rankproof.corpus import read_beir_corpus, read_beir_queries
+from rankproof.data import read_beir_qrels
+from rankproof.gate import Check, CheckResult, ChecksFile, GateVerdict
+from rankproof.gate import load_checks as core_load_checks
+from rankproof.gate import run_gate as core_run_gate
 from rankproof.measures import (
     Measure,
     MetricDef,
     polarity,
     register_aggregate,
-    registered,
     resolve,
 )
 from rankproof.measures import register_metric as _core_register_metric
+from rankproof.measures import registered as core_registered
 from rankproof.stats import Result, paired_test
 from rankproof.targets import (
     CallableTarget,
@@ -88,16 +108,21 @@ __all__ = [
     "Check",
     "CheckError",
     "CheckResult",
+    "CheckSpec",
     "ChecksFile",
     "GateVerdict",
     "GoldenCase",
     "GoldenSet",
     "HttpTarget",
+    "LLMJudge",
     "QueryResult",
     "RunResult",
     "TargetResponse",
     "load_checks",
+    "load_corpus",
     "load_goldens",
+    "load_qrels",
+    "load_queries",
     "paired_bootstrap",
     "polarity",
     "register_aggregate",
@@ -289,3 +314,156 @@ def paired_bootstrap(
         observed=r.difference, ci_low=r.ci_low, ci_high=r.ci_high, p_value=r.p_value,
         significant=bool(r.ci_low > 0.0 or r.ci_high < 0.0), metric=metric, name_a=a.name,
         name_b=b.name, n_queries=r.n, n_resamples=n_resamples, seed=seed)
+
+
+# --------------------------------------------------------------------------- registry
+
+#: evalkit's built-in retrieval metrics, as its table lists them (rankproof's parser
+#: reads each: ``recall@10`` is ``R@10``, ``ndcg@10`` is ``nDCG@10``).
+BUILTIN_RETRIEVAL = ("recall@1", "recall@3", "recall@5", "recall@10", "recall@20", "ndcg@10")
+
+
+def registered() -> list[str]:
+    """evalkit's live list of metric names: the built-in retrieval metrics, then every
+    per-case metric and aggregate registered now (rankproof's one registry)."""
+    return [*BUILTIN_RETRIEVAL, *(d.name for d in core_registered())]
+
+
+# --------------------------------------------------------------------------- checks
+
+def _row_id(row: Any) -> str:
+    for attr in ("query_id", "case_id"):
+        value = getattr(row, attr, None)
+        if isinstance(value, str):
+            return value
+    if isinstance(row, Mapping) and isinstance(row.get("query_id"), str):
+        return str(row["query_id"])
+    raise CheckError(f"a row must carry a query_id (evalkit's per_query rows) or a case_id "
+                     f"(a RunResult's rows), got {type(row).__name__}")
+
+
+def _rows_of(rows: Any) -> list[Any]:
+    if isinstance(rows, CoreRunResult):
+        return list(rows.rows)
+    if isinstance(rows, str | bytes | Mapping) or not isinstance(rows, Iterable):
+        raise CheckError(f"rows must be a list of per-query rows (result.per_query), got "
+                         f"{type(rows).__name__}")
+    return list(rows)
+
+
+class CheckSpec(Check):
+    """One check of a checks file as evalkit hands it out: the gate's `Check` with
+    ``select`` and ``coverage``."""
+
+    def select(self, rows: Any) -> list[Any]:
+        """The rows this check covers: all of them without ``scope``; with one, the rows of
+        the scoped cases, in scope order, and a `CheckError` when a scoped case produced
+        no row (a floor checked on a subset is a floor that was not checked)."""
+        items = _rows_of(rows)
+        if self.scope is None:
+            return items
+        by_id = {_row_id(r): r for r in items}
+        missing = [c for c in self.scope if c not in by_id]
+        if missing:
+            raise CheckError(
+                f"check {self.id!r}: scoped to {len(self.scope)} case(s) but {len(missing)} "
+                f"produced no result: {', '.join(shown(c) for c in missing)}. A scoped check "
+                "must evaluate every case it names")
+        return [by_id[c] for c in self.scope]
+
+    def coverage(self, rows: Any) -> str:
+        """``"covered/scoped cases"``: how many of the cases the check names have a row
+        (every row, for a check without ``scope``), to print beside its verdict."""
+        items = _rows_of(rows)
+        if self.scope is None:
+            return f"{len(items)}/{len(items)} cases"
+        ids = {_row_id(r) for r in items}
+        return f"{sum(c in ids for c in self.scope)}/{len(self.scope)} cases"
+
+
+class _Specs(ChecksFile):
+    """A `ChecksFile` that iterates as evalkit's list of specs (``for spec in specs``)."""
+
+    def __iter__(self) -> Iterator[CheckSpec]:  # type: ignore[override]
+        return iter(self.checks)  # type: ignore[arg-type]
+
+    def __len__(self) -> int:
+        return len(self.checks)
+
+    def __getitem__(self, index: int) -> CheckSpec:
+        return self.checks[index]  # type: ignore[return-value]
+
+
+def load_checks(path: str | os.PathLike[str], *,
+                known_case_ids: Iterable[str] | None = None) -> ChecksFile:
+    """evalkit's ``load_checks``: `rankproof.gate.load_checks` (the same validation and
+    messages), returned as a checks file that iterates as `CheckSpec`\\s and goes to
+    `run_gate` unchanged."""
+    core = core_load_checks(path, known_case_ids=None if known_case_ids is None
+                            else list(known_case_ids))
+    specs = tuple(CheckSpec.model_construct(
+        **{name: getattr(c, name) for name in Check.model_fields}) for c in core.checks)
+    return _Specs.model_construct(
+        checks=specs, **{name: getattr(core, name) for name in ChecksFile.model_fields
+                         if name != "checks"})
+
+
+# --------------------------------------------------------------------------- BEIR loaders
+
+@dataclass(frozen=True)
+class BeirQuery:
+    """One BEIR query as `run` takes it: ``.id`` and ``.text``."""
+
+    id: str
+    text: str
+
+
+def _beir_file(path: str | os.PathLike[str], name: str) -> Path:
+    p = Path(path)
+    return p / name if p.is_dir() else p
+
+
+def load_corpus(path: str | os.PathLike[str]) -> dict[str, str]:
+    """``{doc id: text}`` from a BEIR ``corpus.jsonl`` (or the folder holding it); the
+    title and text joined as rankproof's BEIR adapter joins them."""
+    return read_beir_corpus(_beir_file(path, "corpus.jsonl"))
+
+
+def load_queries(path: str | os.PathLike[str]) -> list[BeirQuery]:
+    """The queries of a BEIR ``queries.jsonl`` (or its folder), in file order."""
+    return [BeirQuery(q, t) for q, t in read_beir_queries(_beir_file(path, "queries.jsonl"))
+            .items()]
+
+
+def load_qrels(path: str | os.PathLike[str], split: str = "test"
+               ) -> dict[str, dict[str, int]]:
+    """``{query id: {doc id: grade}}`` from a BEIR qrels TSV (or ``FOLDER/qrels/SPLIT.tsv``),
+    the shape `run` takes for graded measures."""
+    p = Path(path)
+    return read_beir_qrels(p / "qrels" / f"{split}.tsv" if p.is_dir() else p).to_dict()
+
+
+# --------------------------------------------------------------------------- the gate
+
+#: The gate's hints name the CLI's options; a compat caller has the call's arguments.
+_HINTS = (
+    ("(--baseline NAME|PATH)", "(run_gate(specs, result, baseline))"),
+    ("(from Python, or with rankproof gate --plugin MODULE)",
+     "(@register_metric(name, higher_is_better=...) before run_gate)"),
+)
+
+
+def _in_api_words(message: str) -> str:
+    for cli, api in _HINTS:
+        message = message.replace(cli, api)
+    return message
+
+
+def run_gate(checks: ChecksFile, result: CoreRunResult,
+             baseline: Any = None) -> GateVerdict:
+    """evalkit's checks runner: `rankproof.gate.run_gate`, its refusals (`CheckError`)
+    worded for this call (``baseline=``, ``register_metric``) rather than the CLI."""
+    try:
+        return core_run_gate(checks, result, baseline)
+    except ConfigError as exc:
+        raise CheckError(_in_api_words(str(exc))) from None

@@ -57,7 +57,7 @@ from pydantic import BaseModel, ConfigDict
 from rankproof._errors import InputError, PairingError
 from rankproof._limits import shown
 from rankproof.corpus import adapt_beir
-from rankproof.harness import EvalReport
+from rankproof.harness import EvalReport, read_report
 from rankproof.harness import compare_report_stages as core_compare_report_stages
 from rankproof.measures import parse
 from rankproof.stats import paired_test
@@ -232,11 +232,19 @@ def compare_report_stages(
     two stages of one name, an unknown stage, the same stage twice and a
     measure the report did not store, as ``EvalError``); the result is
     `paired_bootstrap` of those values. ``metric`` is a groundkit name
-    (``ndcg_at_10``) or a rankproof one (`measure_name`).
+    (``ndcg_at_10``) or a rankproof one (`measure_name`); a bare ``mrr`` reads
+    the report's one ``RR@k`` when it stores no cutoff-free RR (the default
+    report stores ``RR@10``). Anything but a report or a path is an
+    ``EvalError`` saying so.
     """
-    measure = measure_name(metric)
+    if not isinstance(report, EvalReport | str | os.PathLike):
+        raise EvalError(f"report must be an EvalReport (or the path of a saved report, as "
+                        f"grk eval writes evals/results/latest.json), got "
+                        f"{type(report).__name__}", field="report")
+    loaded = report if isinstance(report, EvalReport) else read_report(report)
+    measure = _stored(loaded, measure_name(metric))
     comparison = core_compare_report_stages(
-        report, baseline=baseline, candidate=candidate, measures=[measure],
+        loaded, baseline=baseline, candidate=candidate, measures=[measure],
         test="bootstrap", correction="none", resamples=resamples, seed=seed,
         confidence_level=confidence_level)
     row = comparison.rows[0]
@@ -245,6 +253,20 @@ def compare_report_stages(
         dict(zip(row.qids, row.candidate_values, strict=True)),
         baseline_name=baseline, candidate_name=candidate, metric=metric,
         resamples=resamples, seed=seed, confidence_level=confidence_level)
+
+
+def _stored(report: EvalReport, measure: str) -> str:
+    """groundkit's bare ``mrr`` on a report that stores no cutoff-free RR: the report's one
+    ``RR@k`` (groundkit's MRR reads the results list it returns; rankproof's default
+    report stores ``RR@10``). Any other measure is looked up as named."""
+    if measure != "RR":
+        return measure
+    stored = {m for stage in report.stages for values in stage.per_query.values()
+              for m in values}
+    if "RR" in stored:
+        return measure
+    cut = sorted((m for m in stored if m.startswith("RR@")), key=lambda m: int(m[3:]))
+    return cut[0] if len(cut) == 1 else measure
 
 
 def adapt_beir_dataset(

@@ -4,7 +4,13 @@ collections (Cranfield, CISI, Vaswani, the bundled golden corpus) and the BEIR a
 Run and qrels formats are `rankproof.data`'s; a corpus reads its qrels through it.
 """
 
-from rankproof.corpus._beir_adapt import BeirAdaptation, adapt_beir, find_adaptation
+from rankproof.corpus._beir_adapt import (
+    BeirAdaptation,
+    adapt_beir,
+    find_adaptation,
+    read_beir_corpus,
+    read_beir_queries,
+)
 from rankproof.corpus._collections import (
     COLLECTIONS,
     Collection,
@@ -39,6 +45,8 @@ __all__ = [
     "golden_corpus",
     "graded_qrels",
     "load_collection",
+    "read_beir_corpus",
+    "read_beir_queries",
     "read_corpus",
     "read_glasgow",
     "read_judgments",

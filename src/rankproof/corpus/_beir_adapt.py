@@ -292,6 +292,18 @@ def _read_query_rows(path: Path) -> dict[str, tuple[int, str]]:
     return queries
 
 
+def read_beir_corpus(path: PathLike) -> dict[str, str]:
+    """``{doc id: text}`` of a BEIR ``corpus.jsonl``, validated as `adapt_beir` validates it
+    (ids safe as file names, no duplicates, title and text joined, none empty)."""
+    return {doc: text for doc, (_, text) in _read_corpus_rows(Path(path)).items()}
+
+
+def read_beir_queries(path: PathLike) -> dict[str, str]:
+    """``{query id: text}`` of a BEIR ``queries.jsonl`` in file order, validated as
+    `adapt_beir` validates it."""
+    return {qid: text for qid, (_, text) in _read_query_rows(Path(path)).items()}
+
+
 def _read_split(
     path: Path, docs: dict[str, tuple[int, str]], queries: dict[str, tuple[int, str]]
 ) -> dict[str, dict[str, int]]:
@@ -519,3 +531,11 @@ def _refuse_renames(positives: dict[str, dict[str, int]], queries: dict[str, tup
             "map them (query_ids='rename', the default)",
             path=str(path), line=bad[0][0], field="_id",
         )
+    # groundkit's rule covers every query id, judged or not: one that could not be a single
+    # path component is refused even when this split does not judge (or write) it.
+    for qid, (line, _) in queries.items():
+        reason = None if qid in positives else unsafe_component_reason(qid)
+        if reason is not None:
+            raise InputError(f"unjudged query id {shown(qid)} {reason}; every query id must "
+                             "be a single path component (query_ids='refuse')",
+                             path=str(path), line=line, field="_id")

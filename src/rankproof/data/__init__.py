@@ -58,7 +58,14 @@ from rankproof.data._load import (
 from rankproof.data._memory import as_qrels, as_run
 from rankproof.data._model import Dedupe, Qrels, Run
 from rankproof.data._msmarco import read_msmarco_run, write_msmarco_run
-from rankproof.data._order import Order, RankedOrder, ranked_order, tie_keys, top_k
+from rankproof.data._order import (
+    Order,
+    RankedOrder,
+    rank_column_problems,
+    ranked_order,
+    tie_keys,
+    top_k,
+)
 from rankproof.data._parquet import is_parquet, read_parquet_run, write_parquet_run
 from rankproof.data._partitions import (
     DEFAULT_PARTITION_BYTES,
@@ -135,6 +142,7 @@ __all__ = [
     "parse_int",
     "qrels_from_arrow",
     "qrels_from_pandas",
+    "rank_column_problems",
     "ranked_order",
     "read_beir_qrels",
     "read_beir_run",

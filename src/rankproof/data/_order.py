@@ -156,20 +156,7 @@ def check_ranks(run: Run) -> None:
     q = run.qid_codes
     n = len(r)
     rows = np.arange(n, dtype=np.int64)
-    boundary = q[1:] != q[:-1]
-    if int(boundary.sum()) + 1 == len(run.qid_vocab) and not np.any(
-            (r[1:] < r[:-1]) & ~boundary):
-        order = None
-        qs, rs = q, r
-    else:
-        order = np.lexsort((rows, r, q)).astype(np.int64)
-        qs, rs = q[order], r[order]
-        boundary = qs[1:] != qs[:-1]
-    starts = np.concatenate(([0], np.flatnonzero(boundary) + 1)).astype(np.int64)
-    lengths = np.diff(np.concatenate((starts, [n])))
-    expected = np.repeat(np.where(rs[starts] == 0, 0, 1), lengths) + (
-        rows - np.repeat(starts, lengths))
-    bad = rs != expected
+    order, rs, boundary, starts, lengths, expected, bad = _rank_slots(run, r)
     if not bad.any():
         return
     slot_row = rows if order is None else order
@@ -201,6 +188,51 @@ def check_ranks(run: Run) -> None:
         f"query {shown(qid)}, document {shown(docid)}: {problem}",
         path=run.source, line=run.line_of(row), field="rank",
     )
+
+
+def _rank_slots(run: Run, r: npt.NDArray[np.int64]) -> tuple[
+        npt.NDArray[np.int64] | None, npt.NDArray[np.int64], npt.NDArray[np.bool_],
+        npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64],
+        npt.NDArray[np.bool_]]:
+    """The rank column sorted by query then rank: (sort order or None when stored so,
+    sorted ranks, query boundaries, each query's first slot, its length, the rank each
+    slot should hold, slots that differ)."""
+    q = run.qid_codes
+    n = len(r)
+    rows = np.arange(n, dtype=np.int64)
+    boundary = q[1:] != q[:-1]
+    order: npt.NDArray[np.int64] | None
+    if int(boundary.sum()) + 1 == len(run.qid_vocab) and not np.any(
+            (r[1:] < r[:-1]) & ~boundary):
+        order = None
+        rs = r
+    else:
+        order = np.lexsort((rows, r, q)).astype(np.int64)
+        qs, rs = q[order], r[order]
+        boundary = qs[1:] != qs[:-1]
+    starts = np.concatenate(([0], np.flatnonzero(boundary) + 1)).astype(np.int64)
+    lengths = np.diff(np.concatenate((starts, [n]))).astype(np.int64)
+    expected = np.repeat(np.where(rs[starts] == 0, 0, 1), lengths) + (
+        rows - np.repeat(starts, lengths))
+    return order, rs, boundary, starts, lengths, expected, rs != expected
+
+
+def rank_column_problems(run: Run) -> tuple[int, int]:
+    """(queries, rows) whose rank column is not a ranking (a repeated rank, a gap, or
+    ranks not starting at 1 or 0): what `check_ranks` refuses under ``order="rank"``.
+
+    Under the default score order the rank column is ignored (trec_eval's rule), so
+    such ranks change nothing; the evaluator counts them in a note. (0, 0) for a run
+    without a rank column.
+    """
+    r = run.ranks
+    if r is None or not len(r):
+        return 0, 0
+    _, _, _, starts, lengths, _, bad = _rank_slots(run, r)
+    if not bad.any():
+        return 0, 0
+    topic = np.repeat(np.arange(len(starts)), lengths)
+    return len(np.unique(topic[bad])), int(bad.sum())
 
 
 def _break_ties(

@@ -56,6 +56,7 @@ from rankproof.discovery._source import (
     CatalogSearcher,
     Ranking,
     Searcher,
+    SearchSettings,
     as_searcher,
     retrieve,
 )
@@ -397,6 +398,7 @@ def calibrate_min_score(
     path: PathLike | None = None,
     embedder: Embedder | None = None,
     rerank: CrossEncoder | None = None,
+    search: SearchSettings | Mapping[str, Any] | None = None,
 ) -> MinScoreCalibration:
     """Calibrate the abstention floor ``min_score`` for one searcher (see the module notes).
 
@@ -408,7 +410,7 @@ def calibrate_min_score(
     — checked before anything is searched, so a floor that could not be
     kept is not computed.
     """
-    searcher = as_searcher(source, mode=mode, embedder=embedder, rerank=rerank)
+    searcher = as_searcher(source, mode=mode, embedder=embedder, rerank=rerank, search=search)
     cases = list(cases)
     for i, c in enumerate(cases):
         if not isinstance(c, DiscoveryCase):
@@ -439,6 +441,7 @@ def load_calibration(
     embedder: Embedder | None = None,
     rerank: CrossEncoder | None = None,
     path: PathLike | None = None,
+    search: SearchSettings | Mapping[str, Any] | None = None,
 ) -> MinScoreCalibration | None:
     """The stored floor for a searcher, checked against it; ``None`` when none was stored.
 
@@ -455,7 +458,8 @@ def load_calibration(
                               "(identity= a Searcher or its identity): a calibration is only "
                               "used after checking it was made for that searcher")
         return MinScoreCalibration.load(path_or_source, expect=identity)
-    searcher = as_searcher(path_or_source, mode=mode, embedder=embedder, rerank=rerank)
+    searcher = as_searcher(path_or_source, mode=mode, embedder=embedder, rerank=rerank,
+                           search=search)
     if path is None:
         catalog_path = _catalog_path(searcher)
         if catalog_path is None:

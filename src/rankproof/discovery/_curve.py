@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,7 +45,7 @@ import numpy.typing as npt
 from rankproof._errors import InputError
 from rankproof.discovery._cases import DiscoveryCase
 from rankproof.discovery._defaults import DFLT_CURVE_MODE, DFLT_DISTRACTOR_SIZES
-from rankproof.discovery._source import Catalog, CatalogSearcher, load_catalog
+from rankproof.discovery._source import Catalog, CatalogSearcher, SearchSettings, load_catalog
 from rankproof.engine import Executor
 from rankproof.retrieval import (
     CrossEncoder,
@@ -240,6 +240,7 @@ def distractor_robustness_curve(
     confidence_level: float = 0.95,
     resamples: int = 10_000,
     executor: Executor | None = None,
+    search: SearchSettings | Mapping[str, Any] | None = None,
 ) -> DistractorCurve:
     """Top-``k`` accuracy as the catalogue grows from 1 to ``max(sizes)`` items (module notes).
 
@@ -254,9 +255,15 @@ def distractor_robustness_curve(
     catalogue's size are capped at it (and listed in ``capped``). A mode that
     needs the ``dense`` extra when it is missing raises `MissingExtraError`
     with the install hint before anything is searched.
+
+    ``search`` is the indexing and search strategy every sub-catalogue is
+    built with (`SearchSettings`: which ``surfaces`` of an item are indexed,
+    the fusion's ``rrf_k``); a `CatalogSearcher` brings its own.
     """
+    settings = SearchSettings.of(search)
     if isinstance(catalog, CatalogSearcher):
         mode, embedder, rerank = catalog.mode, catalog.embedder, catalog.rerank
+        settings = catalog.settings
         catalog = catalog.catalog
     elif isinstance(catalog, str | Path):
         catalog = load_catalog(catalog)
@@ -274,11 +281,13 @@ def distractor_robustness_curve(
     requested, capped, built = _sizes(sizes, len(catalog))
     # The searcher over the whole catalogue: refuses a missing extra or a bad mode now, and
     # is the identity the curve is recorded under.
-    base = CatalogSearcher(catalog, mode=mode, embedder=embedder, rerank=rerank)
+    base = CatalogSearcher(catalog, mode=mode, embedder=embedder, rerank=rerank,
+                           rrf_k=settings.rrf_k, depth=settings.depth,
+                           surfaces=settings.surfaces)
     memo = None
     if base.embedder is not None and mode != "bm25":
         memo = _MemoEmbedder(base.embedder)
-        memo.warm([text for _, text in catalog.docs()])
+        memo.warm([text for _, text in catalog.docs(settings.surfaces)])
     notes = list(base.notes)
     if memo is not None:
         notes.extend(x for x in memo.notes if x not in notes)
@@ -294,7 +303,7 @@ def distractor_robustness_curve(
         for query, _ in pairs:  # each on its own, as `_MemoEmbedder.encode` would
             memo.encode([query])
     items = [(catalog, pairs, size, trials, seed, k, mode, memo, rerank, confidence_level,
-              resamples) for size in built]
+              resamples, settings) for size in built]
     points = []
     for point, sub_notes in (executor.map(_point_task, items) if executor is not None
                              else map(_point_task, items)):
@@ -336,7 +345,9 @@ def _point_task(item: tuple[Any, ...]) -> tuple[CurvePoint, list[str]]:
 
 def _point(catalog: Catalog, pairs: list[tuple[str, str]], size: int, trials: int, seed: int,
            k: int, mode: str, memo: _MemoEmbedder | None, rerank: CrossEncoder | None,
-           confidence_level: float, resamples: int) -> tuple[CurvePoint, list[str]]:
+           confidence_level: float, resamples: int,
+           settings: SearchSettings | None = None) -> tuple[CurvePoint, list[str]]:
+    settings = settings or SearchSettings()
     n = len(pairs)
     if size == 1:
         return CurvePoint(size=1, accuracy=1.0, ci_low=1.0, ci_high=1.0, trials=0, hits=n,
@@ -356,7 +367,8 @@ def _point(catalog: Catalog, pairs: list[tuple[str, str]], size: int, trials: in
         for sub_ids in sorted(groups):
             members = groups[sub_ids]
             searcher = CatalogSearcher(catalog.subset(sub_ids), mode=mode, embedder=memo,
-                                       rerank=rerank, cache=False)
+                                       rerank=rerank, cache=False, rrf_k=settings.rrf_k,
+                                       depth=settings.depth, surfaces=settings.surfaces)
             rankings = searcher.search_many([pairs[i][0] for i in members], k)
             searches += 1
             for i, ranking in zip(members, rankings, strict=True):

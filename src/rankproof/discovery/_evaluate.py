@@ -28,7 +28,14 @@ from rankproof._errors import InputError
 from rankproof.data import Run
 from rankproof.discovery._cases import DiscoveryCase, case_id, check_cases, to_qrels
 from rankproof.discovery._defaults import DFLT_K_VALUES, DFLT_METRICS, DFLT_MODE, METRIC_FAMILIES
-from rankproof.discovery._source import Ranking, Searcher, as_searcher, rank_run, retrieve
+from rankproof.discovery._source import (
+    Ranking,
+    Searcher,
+    SearchSettings,
+    as_searcher,
+    rank_run,
+    retrieve,
+)
 from rankproof.measures import evaluate
 from rankproof.retrieval import CrossEncoder, Embedder
 from rankproof.stats import Result
@@ -188,10 +195,11 @@ def _check_rankings(cases: Sequence[DiscoveryCase], rankings: Sequence[Ranking])
 
 
 def _searched(source: Any, cases: Sequence[DiscoveryCase], depth: int, *, mode: str,
-              embedder: Embedder | None, rerank: CrossEncoder | None
+              embedder: Embedder | None, rerank: CrossEncoder | None,
+              search: SearchSettings | Mapping[str, Any] | None = None
               ) -> tuple[Searcher, list[Ranking]]:
     """The searcher and its one retrieval pass, after refusing gold ids it cannot hold."""
-    searcher = as_searcher(source, mode=mode, embedder=embedder, rerank=rerank)
+    searcher = as_searcher(source, mode=mode, embedder=embedder, rerank=rerank, search=search)
     ids = searcher.ids
     if ids is not None:
         check_cases(ids, cases)
@@ -311,7 +319,8 @@ def evaluate_discovery(source: Any, cases: Sequence[DiscoveryCase], *,
                        metrics: Sequence[str] = DFLT_METRICS, mode: str = DFLT_MODE,
                        abstain_threshold: float | None = None,
                        embedder: Embedder | None = None,
-                       rerank: CrossEncoder | None = None) -> DiscoveryReport:
+                       rerank: CrossEncoder | None = None,
+                       search: SearchSettings | Mapping[str, Any] | None = None) -> DiscoveryReport:
     """Score ``source`` against ``cases``: measures, failure taxonomy, abstention.
 
     ``source`` is anything `as_searcher` accepts (a `Catalog` or its path
@@ -319,12 +328,13 @@ def evaluate_discovery(source: Any, cases: Sequence[DiscoveryCase], *,
     function). Retrieval runs once, to the largest cutoff; gold ids absent
     from a catalogue are refused before any search. An all-abstention case
     set is scored (taxonomy only, ``primary`` is ``None``), not refused.
+    ``search`` holds the catalogue's search settings (`SearchSettings`).
     """
     cases = _check_cases(cases)
     ks = _check_k(k_values, primary_k)
     _families(metrics)
     searcher, rankings = _searched(source, cases, max(ks), mode=mode, embedder=embedder,
-                                   rerank=rerank)
+                                   rerank=rerank, search=search)
     return score_discovery(cases, rankings, k_values=ks, primary_k=primary_k, metrics=metrics,
                            abstain_threshold=abstain_threshold, mode=searcher.mode,
                            degraded=searcher.degraded, identity=searcher.identity,
@@ -335,18 +345,24 @@ def retrieval_report(source: Any, cases: Sequence[DiscoveryCase], *,
                      k_values: Sequence[int] = DFLT_K_VALUES, primary_k: int = 10,
                      metrics: Sequence[str] = DFLT_METRICS, mode: str = DFLT_MODE,
                      embedder: Embedder | None = None,
-                     rerank: CrossEncoder | None = None) -> RetrievalReport:
+                     rerank: CrossEncoder | None = None,
+                     search: SearchSettings | Mapping[str, Any] | None = None,
+                     limit: int | None = None) -> RetrievalReport:
     """Only the retrieval measures (e.g. to A/B bm25 against hybrid on the same cases).
 
     Unlike `evaluate_discovery`, a case set without any gold case is refused
-    (`InputError`): there is nothing to measure.
+    (`InputError`): there is nothing to measure. ``limit`` is how many ids are
+    retrieved per case (default: the largest cutoff); measures without a
+    cutoff (``map``, ``mrr``) read the whole list, cutoffs above it see only
+    ``limit`` ids.
     """
     cases = _check_cases(cases)
     ks = _check_k(k_values, primary_k)
     _families(metrics)
     to_qrels(cases)  # refuse an all-abstention set before searching
-    searcher, rankings = _searched(source, cases, max(ks), mode=mode, embedder=embedder,
-                                   rerank=rerank)
+    depth = max(ks) if limit is None else _positive_int(limit, "limit")
+    searcher, rankings = _searched(source, cases, depth, mode=mode, embedder=embedder,
+                                   rerank=rerank, search=search)
     return score_retrieval(cases, rankings, k_values=ks, primary_k=primary_k, metrics=metrics,
                            mode=searcher.mode, degraded=searcher.degraded,
                            identity=searcher.identity, notes=searcher.notes)

@@ -35,7 +35,7 @@ from rankproof._io import PathLike, atomic_write
 from rankproof.data import Qrels, check_keys, read_jsonl
 from rankproof.discovery._cases import META_KEY, _meta
 from rankproof.discovery._defaults import DFLT_MODE, LEVEL_GAINS, RELEVANCE_LEVELS
-from rankproof.discovery._source import as_searcher, retrieve
+from rankproof.discovery._source import SearchSettings, as_searcher, retrieve
 from rankproof.retrieval import CrossEncoder, Embedder
 from rankproof.stats import Result
 
@@ -542,7 +542,8 @@ def score_named_sets(ranking: Sequence[Any], named_sets: NamedSets, *, k: int,
 
 def evaluate_named_sets(source: Any, named_sets: NamedSets, theme: str | None = None, *,
                         probe: str, mode: str = DFLT_MODE, k: int = 10,
-                        embedder: Embedder | None = None, rerank: CrossEncoder | None = None
+                        embedder: Embedder | None = None, rerank: CrossEncoder | None = None,
+                        search: SearchSettings | Mapping[str, Any] | None = None
                         ) -> NamedSetReport:
     """Search the theme's ``probe`` once and score its named sets at ``k``.
 
@@ -552,7 +553,7 @@ def evaluate_named_sets(source: Any, named_sets: NamedSets, theme: str | None = 
     """
     if not isinstance(probe, str) or not probe.strip():
         raise InputError(f"probe must be a non-empty query text, got {probe!r}", field="probe")
-    searcher = as_searcher(source, mode=mode, embedder=embedder, rerank=rerank)
+    searcher = as_searcher(source, mode=mode, embedder=embedder, rerank=rerank, search=search)
     ranking = retrieve(searcher, [probe], k)[0]
     return score_named_sets(ranking, named_sets, k=k, theme=theme, probe=probe,
                             ids=searcher.ids, mode=searcher.mode, degraded=searcher.degraded,

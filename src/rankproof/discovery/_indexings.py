@@ -36,7 +36,7 @@ from rankproof.discovery._graded import (
     recall_on_hard_positives,
     to_graded_qrels,
 )
-from rankproof.discovery._source import Ranking, as_searcher, rank_run, retrieve
+from rankproof.discovery._source import Ranking, SearchSettings, as_searcher, rank_run, retrieve
 from rankproof.measures import evaluate
 from rankproof.retrieval import CrossEncoder, Embedder
 from rankproof.stats import Result
@@ -268,6 +268,8 @@ def compare_indexings(
     alpha: float = 0.05,
     resamples: int = 10_000,
     seed: int = 0,
+    search: SearchSettings | Mapping[str, Any] | None = None,
+    search_by_label: Mapping[str, SearchSettings | Mapping[str, Any]] | None = None,
 ) -> ComparisonReport:
     """Compare labelled sources (``{label: source}``, the first the baseline) theme by theme.
 
@@ -281,8 +283,20 @@ def compare_indexings(
     ``discovery_cases``, per-case nDCG@k of the gold cases is compared with
     the baseline's by `rankproof.comparison.compare_scores` (``alpha``,
     ``resamples``, ``seed``), each case one pair.
+
+    ``search`` holds the search settings every label shares (`SearchSettings`);
+    ``search_by_label`` overrides them per label (merged over ``search``), so
+    one catalogue under several labels compares *search* configurations. Each
+    label's settings are recorded in its identity.
     """
     labels, theme_list = _check_inputs(sources, themes, probes, k, rank_depth)
+    shared = SearchSettings.of(search)
+    per_label = dict(search_by_label or {})
+    stray = sorted(set(per_label) - set(labels))
+    if stray:
+        raise InputError(f"search_by_label names label(s) not compared: {', '.join(stray)}; "
+                         f"the labels are {', '.join(labels)}", field="search_by_label")
+    settings = {label: shared.merged(per_label.get(label)) for label in labels}
     cases = list(cases)
     by_theme = _named_by_theme(named_sets, theme_list)
     judged: dict[str, dict[str, int]] = {}
@@ -308,7 +322,8 @@ def compare_indexings(
     degraded = False
     labelled_ids = {c.artifact_id for c in cases}
     for label in labels:
-        searcher = as_searcher(sources[label], mode=mode, embedder=embedder, rerank=rerank)
+        searcher = as_searcher(sources[label], mode=mode, embedder=embedder, rerank=rerank,
+                               search=settings[label])
         rankings = retrieve(searcher, [probes[t] for t in theme_list] + case_queries,
                             rank_depth)
         theme_rankings = dict(zip(theme_list, rankings[:len(theme_list)], strict=True))

@@ -27,7 +27,7 @@ grid of knobs from **one** retrieval pass.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +42,7 @@ from rankproof.discovery._defaults import (
     SWEEP_METRICS,
 )
 from rankproof.discovery._evaluate import _check_cases, _searched
-from rankproof.discovery._source import Ranking
+from rankproof.discovery._source import Ranking, SearchSettings
 from rankproof.engine import Executor, shards
 from rankproof.retrieval import CrossEncoder, Embedder
 from rankproof.stats import Result
@@ -272,7 +272,8 @@ def evaluate_selection(source: Any, cases: Sequence[DiscoveryCase], *,
                        strategy: str = "conservative", mode: str = DFLT_MODE, k: int = 10,
                        max_k: int = 3, rel: float = 0.9, gap_ratio: float = 0.5,
                        min_score: float | None = None, embedder: Embedder | None = None,
-                       rerank: CrossEncoder | None = None) -> SelectionReport:
+                       rerank: CrossEncoder | None = None,
+                       search: SearchSettings | Mapping[str, Any] | None = None) -> SelectionReport:
     """Retrieve ``k`` candidates per case once, commit with `select`, and score the commit.
 
     Hold ``k`` equal to the cutoff used with `evaluate_discovery` to compare
@@ -282,7 +283,7 @@ def evaluate_selection(source: Any, cases: Sequence[DiscoveryCase], *,
     _check_k(k)
     _check_config(strategy, max_k, rel, gap_ratio, min_score)
     searcher, rankings = _searched(source, cases, k, mode=mode, embedder=embedder,
-                                   rerank=rerank)
+                                   rerank=rerank, search=search)
     return _score(cases, [tuple(r[:k]) for r in rankings], strategy, k, max_k, rel, gap_ratio,
                   min_score, searcher.mode, searcher.degraded, dict(searcher.identity),
                   tuple(searcher.notes))
@@ -516,7 +517,8 @@ def sweep_selector(source: Any, cases: Sequence[DiscoveryCase], *,
                    min_score_grid: Sequence[float | None] = DFLT_SWEEP_MIN_SCORE,
                    gap_ratio: float = 0.5, objective: str = DFLT_SWEEP_OBJECTIVE,
                    embedder: Embedder | None = None, rerank: CrossEncoder | None = None,
-                   executor: Executor | None = None) -> SelectionSweep:
+                   executor: Executor | None = None,
+                   search: SearchSettings | Mapping[str, Any] | None = None) -> SelectionSweep:
     """Score the selector over ``max_k_grid × rel_grid × min_score_grid``.
 
     The knobs do not change the ranking, so retrieval runs **once** for the
@@ -533,7 +535,7 @@ def sweep_selector(source: Any, cases: Sequence[DiscoveryCase], *,
             for s in _grid(min_score_grid, "min_score_grid"):
                 _check_config(strategy, m, r, gap_ratio, s)
     searcher, rankings = _searched(source, cases, k, mode=mode, embedder=embedder,
-                                   rerank=rerank)
+                                   rerank=rerank, search=search)
     return sweep_rankings(cases, rankings, strategy=strategy, k=k, max_k_grid=max_k_grid,
                           rel_grid=rel_grid, min_score_grid=min_score_grid,
                           gap_ratio=gap_ratio, objective=objective, mode=searcher.mode,

@@ -25,6 +25,7 @@ configuration and a stale floor is refused.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib
 import json
@@ -60,6 +61,84 @@ Ranking = tuple[Hit, ...]
 SearchFn = Callable[[str, int], Sequence[tuple[str, float]]]
 
 _ITEM_KEYS = ("id", "title", "text", "tags")
+#: The parts of a catalogue item that can be indexed (`SearchSettings.surfaces`).
+SURFACES: tuple[str, ...] = ("title", "text", "tags")
+_DEFAULT_RRF_K = 60.0
+_DEFAULT_DEPTH = 100
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """How a catalogue is searched, beside its mode: one object, validated once.
+
+    ``surfaces`` restricts what of each item is indexed (a subset of
+    `SURFACES`; None: all of them), ``rrf_k`` is the fusion constant of the
+    ``hybrid`` mode, ``depth`` how deep each first stage is read before fusion
+    or a rerank. Every discovery entry point takes ``search=`` (this object or
+    a mapping of its fields); `compare_indexings` also takes one per label,
+    merged over the shared one (`merged`).
+    """
+
+    surfaces: tuple[str, ...] | None = None
+    rrf_k: float = _DEFAULT_RRF_K
+    depth: int = _DEFAULT_DEPTH
+
+    def __post_init__(self) -> None:
+        surfaces = self.surfaces
+        if surfaces is not None:
+            if isinstance(surfaces, str) or not isinstance(surfaces, Iterable):
+                raise ConfigError(f"surfaces must be a list of {', '.join(SURFACES)}, got "
+                                  f"{surfaces!r}")
+            chosen = tuple(dict.fromkeys(surfaces))
+            unknown = [x for x in chosen if x not in SURFACES]
+            if unknown or not chosen:
+                raise ConfigError(f"surfaces must be a non-empty subset of "
+                                  f"{', '.join(SURFACES)}, got {list(surfaces)!r}")
+            object.__setattr__(self, "surfaces", tuple(x for x in SURFACES if x in chosen))
+        rrf_k = self.rrf_k
+        if isinstance(rrf_k, bool) or not isinstance(rrf_k, int | float) \
+                or not math.isfinite(rrf_k) or rrf_k < 0:
+            raise ConfigError(f"rrf_k must be a non-negative number, got {rrf_k!r}")
+        object.__setattr__(self, "rrf_k", float(rrf_k))
+        depth = self.depth
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+            raise ConfigError(f"depth must be a positive integer, got {depth!r}")
+
+    @classmethod
+    def of(cls, value: SearchSettings | Mapping[str, Any] | None) -> SearchSettings:
+        """``value`` as settings: None is the defaults, a mapping names fields (checked)."""
+        if value is None:
+            return cls()
+        if isinstance(value, SearchSettings):
+            return value
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"search settings are a SearchSettings or a mapping, got "
+                              f"{type(value).__name__}")
+        return cls().merged(value)
+
+    def merged(self, overrides: SearchSettings | Mapping[str, Any] | None) -> SearchSettings:
+        """These settings with ``overrides`` on top (a mapping's keys are checked)."""
+        if overrides is None:
+            return self
+        if isinstance(overrides, SearchSettings):
+            overrides = overrides.changed()
+        fields = ("surfaces", "rrf_k", "depth")
+        unknown = sorted(str(k) for k in overrides if k not in fields)
+        if unknown:
+            raise ConfigError(f"unknown search setting(s) {', '.join(unknown)}; the settings "
+                              f"are {', '.join(fields)}")
+        return dataclasses.replace(self, **dict(overrides))
+
+    def changed(self) -> dict[str, Any]:
+        """The fields that differ from the defaults (what an identity records)."""
+        out: dict[str, Any] = {}
+        if self.surfaces is not None:
+            out["surfaces"] = list(self.surfaces)
+        if self.rrf_k != _DEFAULT_RRF_K:
+            out["rrf_k"] = self.rrf_k
+        if self.depth != _DEFAULT_DEPTH:
+            out["depth"] = self.depth
+        return out
 _TEXT_SUFFIXES = (".txt", ".md")
 
 
@@ -75,7 +154,13 @@ class CatalogItem:
     @property
     def document(self) -> str:
         """What is indexed: title, description and tags, one per line."""
-        return "\n".join(p for p in (self.title, self.text, " ".join(self.tags)) if p)
+        return self.document_of(None)
+
+    def document_of(self, surfaces: Iterable[str] | None) -> str:
+        """The indexed text built from only ``surfaces`` (None: all of `SURFACES`)."""
+        wanted = SURFACES if surfaces is None else tuple(surfaces)
+        parts = {"title": self.title, "text": self.text, "tags": " ".join(self.tags)}
+        return "\n".join(parts[s] for s in SURFACES if s in wanted and parts[s])
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "text": self.text, "tags": list(self.tags)}
@@ -113,9 +198,13 @@ class Catalog:
                 return item
         raise KeyError(item_id)
 
-    def docs(self) -> list[tuple[str, str]]:
-        """``(id, text)`` pairs for the retrieval stages."""
-        return [(i.id, i.document) for i in self.items]
+    def docs(self, surfaces: Iterable[str] | None = None) -> list[tuple[str, str]]:
+        """``(id, text)`` pairs for the retrieval stages, of only ``surfaces`` when given.
+
+        An item with nothing on those surfaces is indexed as its id, so it can
+        still be ranked (last) rather than vanish from the catalogue.
+        """
+        return [(i.id, i.document_of(surfaces) or i.id) for i in self.items]
 
     @property
     def digest(self) -> str:
@@ -240,8 +329,10 @@ class CatalogSearcher:
     mode: str = "hybrid"
     embedder: Embedder | None = None
     rerank: CrossEncoder | None = None
-    rrf_k: float = 60
-    depth: int = 100
+    rrf_k: float = _DEFAULT_RRF_K
+    depth: int = _DEFAULT_DEPTH
+    surfaces: tuple[str, ...] | None = None
+    """Index only these parts of each item (`SURFACES`; None: all)."""
     cache: bool = True
     """Keep document embeddings in the on-disk cache (off for throwaway sub-catalogues)."""
     calls: int = 0
@@ -252,6 +343,8 @@ class CatalogSearcher:
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+        settings = SearchSettings(self.surfaces, self.rrf_k, self.depth)  # validates them
+        self.surfaces, self.rrf_k = settings.surfaces, settings.rrf_k
         if self.mode != "bm25" and self.embedder is None:
             self.embedder = SentenceTransformerEmbedder()  # MissingExtraError without the extra
         if isinstance(self.embedder, HashingEmbedder) and self.mode != "bm25":
@@ -270,16 +363,27 @@ class CatalogSearcher:
                 [bm25, dense], "rrf", rrf_k=self.rrf_k, depth=self.depth)
         if self.rerank is not None:
             stage = RerankRetriever(stage, self.rerank, depth=self.depth)
-        stage.index(self.catalog.docs())
+        stage.index(self.catalog.docs(self.surfaces))
         return stage
+
+    @property
+    def settings(self) -> SearchSettings:
+        return SearchSettings(self.surfaces, self.rrf_k, self.depth)
 
     @property
     def identity(self) -> dict[str, Any]:
         model = None if self.mode == "bm25" or self.embedder is None else self.embedder.model_id
-        return {"kind": "catalog", "catalog": self.catalog.name, "digest": self.catalog.digest,
-                "size": len(self.catalog), "mode": self.mode, "embedder": model,
-                "rerank": None if self.rerank is None else getattr(self.rerank, "model_id",
-                                                                   type(self.rerank).__name__)}
+        ident = {"kind": "catalog", "catalog": self.catalog.name,
+                 "digest": self.catalog.digest, "size": len(self.catalog), "mode": self.mode,
+                 "embedder": model,
+                 "rerank": None if self.rerank is None else getattr(self.rerank, "model_id",
+                                                                    type(self.rerank).__name__)}
+        changed = self.settings.changed()
+        if self.mode != "hybrid":
+            changed.pop("rrf_k", None)
+        if changed:  # only when not the defaults, so stored stamps stay valid
+            ident["search"] = changed
+        return ident
 
     @property
     def ids(self) -> tuple[str, ...] | None:
@@ -452,20 +556,25 @@ def import_callable(spec: str) -> SearchFn:
 
 
 def as_searcher(source: Any, *, mode: str = "hybrid", embedder: Embedder | None = None,
-                rerank: CrossEncoder | None = None) -> Searcher:
+                rerank: CrossEncoder | None = None,
+                search: SearchSettings | Mapping[str, Any] | None = None) -> Searcher:
     """Whatever a discovery function was given, as a `Searcher`.
 
-    A `Searcher` is used as is (its own mode wins); a `Catalog`, or a path to
-    one, is searched in ``mode``; a plain callable is a `CallableSearcher`.
+    A `Searcher` is used as is (its own mode and settings win); a `Catalog`, or
+    a path to one, is searched in ``mode`` with the ``search`` settings
+    (`SearchSettings`); a plain callable is a `CallableSearcher`.
     """
+    settings = SearchSettings.of(search)
     if isinstance(source, CatalogSearcher | CallableSearcher | TargetSearcher):
         return source
     if isinstance(source, Target):
         return TargetSearcher(source)
-    if isinstance(source, Catalog):
-        return CatalogSearcher(source, mode=mode, embedder=embedder, rerank=rerank)
     if isinstance(source, str | Path):
-        return CatalogSearcher(load_catalog(source), mode=mode, embedder=embedder, rerank=rerank)
+        source = load_catalog(source)
+    if isinstance(source, Catalog):
+        return CatalogSearcher(source, mode=mode, embedder=embedder, rerank=rerank,
+                               rrf_k=settings.rrf_k, depth=settings.depth,
+                               surfaces=settings.surfaces)
     if isinstance(source, Searcher):
         return source
     if callable(source):

@@ -391,6 +391,12 @@ def run_gate(
         if a and b and a != b:
             notes.append(f"the corpus differs from the baseline's (digest {b[:19]}… → "
                          f"{a[:19]}…): documents or chunking changed since {base_name!r}")
+        a, b = result.provenance.tool_version, base_run.provenance.tool_version
+        if a != b:
+            notes.append(f"the baseline {base_name!r} was saved by rankproof {b} and this run "
+                         f"comes from rankproof {a}: a measure or stage changed between the "
+                         "two versions would show as a difference (re-save the baseline with "
+                         f"rankproof {a} to compare like with like)")
         a, b = result.provenance.config_digest, base_run.provenance.config_digest
         if a and b and a != b:
             notes.append(f"the experiment's configuration differs from the baseline's (digest "

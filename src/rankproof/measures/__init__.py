@@ -49,6 +49,12 @@ from rankproof.measures._treceval import (
     select_trec_eval,
     trec_eval_run,
 )
+from rankproof.measures._treceval_artefacts import (
+    trec_eval_collection_size,
+    trec_eval_iprec_nan,
+    trec_eval_leftovers,
+    trec_eval_stand_in,
+)
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -97,6 +103,10 @@ __all__ = [
     "select_trec_eval",
     "split_measure_list",
     "split_measure_text",
+    "trec_eval_collection_size",
+    "trec_eval_iprec_nan",
+    "trec_eval_leftovers",
     "trec_eval_run",
+    "trec_eval_stand_in",
     "trec_missing",
 ]

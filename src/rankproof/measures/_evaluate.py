@@ -29,6 +29,7 @@ from rankproof.data import (
     arrow_indices,
     as_qrels,
     as_run,
+    rank_column_problems,
     ranked_order,
     to_numpy,
     to_numpy_filled,
@@ -204,7 +205,7 @@ def evaluate(
         zero_filled = missing
         not_evaluated = ()
     notes = evaluation_notes(run.notes, ranking.n_ties, run.dedupe, run.n_dropped_duplicates,
-                             qrels)
+                             qrels, (0, 0) if order == "rank" else rank_column_problems(run))
     warning = None if order == "rank" else rank_like_scores(run)
     return PerQuery(
         qids=qids, measures=ms, values=values, run_name=run.name, run_tag=run.tag,
@@ -215,12 +216,22 @@ def evaluate(
 
 
 def evaluation_notes(run_notes: tuple[str, ...], n_ties: int, dedupe: str | None,
-                     n_dropped: int, qrels: Qrels) -> list[str]:
+                     n_dropped: int, qrels: Qrels,
+                     rank_problems: tuple[int, int] = (0, 0)) -> list[str]:
     """How the values were made, as `PerQuery.notes` says it: the run's own notes, ties
-    broken, rows deduplicated (shared with `evaluate_partitions`, which sums the counts)."""
+    broken, rows deduplicated, a rank column that is no ranking (queries, rows:
+    `rank_column_problems`; ignored in score order) (shared with `evaluate_partitions`,
+    which sums the counts)."""
     notes = list(run_notes)
     if n_ties:
         notes.append(f"{n_ties} tied scores broken by docid (descending), as trec_eval")
+    queries, rows = rank_problems
+    if queries:
+        notes.append(
+            f"the rank column is not a ranking in {queries} quer"
+            f"{'y' if queries == 1 else 'ies'} ({rows} row(s) with a repeated or missing "
+            "rank): ignored, documents ranked by score as trec_eval does (--order rank "
+            "refuses such a run)")
     if dedupe:
         notes.append(f"run deduplicated ({dedupe}): {n_dropped} rows dropped")
     if qrels.dedupe:

@@ -144,14 +144,15 @@ def r_precision_any(j: Judged, m: Measure) -> F64:
 def utility(j: Judged, m: Measure) -> F64:
     """a·relret + b·(ret − relret) + c·(rel − relret) + d·(N + relret − ret − rel), N = 0.
 
-    A topic the run does not retrieve for scores 0, as trec_eval ``-c`` prints it
-    (it zero-fills such topics rather than charging c for every relevant document).
+    A topic with nothing retrieved scores ``c·rel − d·rel`` by this definition, as
+    trec_eval computes it under ``-M``/``-J``; only ``rankproof trec_eval -c`` zeroes
+    the bare ``utility`` line of a topic the run lacks (trec_eval.c's clean-up of its
+    stand-in ranking), an artefact the drop-in alone reproduces.
     """
     ret, rel, rel_ret = _counts(j, m)
     a, b, c, d = (float(m.param(n)) for n in "abcd")
-    value = a * rel_ret + b * (ret - rel_ret) + c * (rel - rel_ret) + d * (
+    return a * rel_ret + b * (ret - rel_ret) + c * (rel - rel_ret) + d * (
         0.0 + rel_ret - ret - rel)
-    return np.where(ret > 0, value, 0.0)
 
 
 def relative_precision(j: Judged, m: Measure) -> F64:

@@ -39,6 +39,7 @@ from rankproof.data import (
     SubtopicQrels,
     arrow_indices,
     as_qrels,
+    rank_column_problems,
     ranked_order,
 )
 from rankproof.measures._evaluate import (
@@ -126,6 +127,7 @@ def evaluate_partitions(
     first: Run | None = None
     notes: tuple[str, ...] = ()
     n_ties = n_rows = n_deduped = 0
+    bad_queries = bad_rows = 0
     all_integer, n_rising, n_varied = True, 0, 0
     for part in partitions:
         first = part if first is None else first
@@ -142,6 +144,9 @@ def evaluate_partitions(
         n_deduped += part.n_dropped_duplicates
         n_ties += ranked_order(part, order).n_ties
         if order != "rank":
+            part_queries, part_rows = rank_column_problems(part)
+            bad_queries += part_queries
+            bad_rows += part_rows
             integer, rising, varied = rank_like_counts(part)
             all_integer &= integer
             n_rising += rising
@@ -176,7 +181,8 @@ def evaluate_partitions(
         qids = tuple(slices.topics)
         zero_filled = missing_topics
         not_evaluated = ()
-    out_notes = evaluation_notes(notes, n_ties, first.dedupe, n_deduped, qrels)
+    out_notes = evaluation_notes(notes, n_ties, first.dedupe, n_deduped, qrels,
+                                 (bad_queries, bad_rows))
     warning = None if order == "rank" else rank_like_warning(all_integer, n_rising, n_varied)
     return PerQuery(
         qids=qids, measures=ms, values=values, run_name=first.name, run_tag=first.tag,

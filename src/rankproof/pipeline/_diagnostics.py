@@ -1,6 +1,7 @@
-"""The diagnostic kinds: ``discover`` (``rankproof discover``) and ``rag`` (``rankproof rag
-score``), calling the library functions those commands call → ``discovery.json`` and
-``rag.json``, the documents they write (``rankproof report`` renders both)."""
+"""The diagnostic kinds: ``discover`` (``rankproof discover``), ``rag`` (``rankproof rag
+score``) and ``rag_compare`` (``rankproof rag compare``, with the context-packing comparison),
+calling the library functions those commands call → ``discovery.json``, ``rag.json``
+(``rankproof report`` renders both) and ``rag_compare.json`` + ``rag_compare.md``."""
 
 from __future__ import annotations
 
@@ -97,4 +98,98 @@ def rag_stage(ctx: Context, stage: Any, work: Path) -> Made:
     doc = {**report.to_dict(), "provenance": stamp(ctx, stage, made)}
     (work / "rag.json").write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n",
                                    encoding="utf-8")
+    return made
+
+
+def _packing_markdown(result: Any) -> str:
+    from rankproof.report.console import escape_controls
+
+    lines = [f"## Context packing against {escape_controls(result.baseline)}\n",
+             f"{len(result.baseline_chars)} questions; the baseline shows "
+             f"{result.baseline_total} characters of context.\n",
+             "| arm | characters shown | saved | saved per question | share saved |",
+             "|---|---:|---:|---:|---:|"]
+    for arm in result.arms:
+        share = arm.fraction_saved(result.baseline_total)
+        lines.append(f"| {escape_controls(arm.name).replace('|', chr(92) + '|')} | "
+                     f"{sum(arm.chars.values())} | {arm.total_saved} | {arm.mean_saved:.1f} | "
+                     f"{'–' if share is None else f'{share:.1%}'} |")
+    return "\n".join(lines) + "\n"
+
+
+def rag_compare_stage(ctx: Context, stage: Any, work: Path) -> Made:
+    """Paired answer arms (``rankproof rag compare``), and the context-packing comparison."""
+    from rankproof.data import load_qrels
+    from rankproof.rag import (
+        ANSWER_METRICS,
+        DEFAULT_METRICS,
+        PACKING_METRICS,
+        compare_arms,
+        compare_packing,
+        load_answers,
+        load_references,
+    )
+    from rankproof.report.compare import comparison_markdown
+    from rankproof.report.console import escape_controls
+
+    paths = [ctx.exp.resolve(p) for p in (stage.baseline, *stage.candidates)]
+    arms = [load_answers(p) for p in paths]
+    references = ctx.exp.resolve(stage.references) if stage.references else None
+    refs = None if references is None else load_references(references)
+    qrels_path = ctx.exp.resolve(stage.qrels) if stage.qrels else None
+    qrels = None if qrels_path is None else load_qrels(qrels_path)
+    default = PACKING_METRICS if stage.packing else DEFAULT_METRICS
+    chosen = tuple(stage.metrics) if stage.metrics else default
+    notes: list[str] = []
+    if refs is None and not stage.metrics:
+        chosen = tuple(m for m in chosen if m not in ANSWER_METRICS)
+        notes.append("no references: the answer metrics are left out")
+    common = {"qrels": qrels, "metrics": chosen, "allow_arm_mismatch": stage.allow_arm_mismatch,
+              "alpha": stage.alpha, "correction": stage.correction,
+              "resamples": stage.resamples, "seed": ctx.exp.seed}
+    packing = None
+    if stage.packing:
+        packing = compare_packing(arms[0], arms[1:], refs, **common)
+        comparison = packing.comparison
+    else:
+        comparison, _ = compare_arms(arms, refs, **common)
+    files: dict[str, Path | None] = {"references": references, "qrels": qrels_path}
+    files.update({f"arm {i}": p for i, p in enumerate(paths)})
+    made = Made(document="rag_compare.json", input_files=files,
+                notes=[*notes, *(packing.caveats if packing else comparison.caveats)])
+    made.summary["rows"] = [{"baseline": r.baseline, "candidate": r.candidate,
+                             "measure": r.measure, "baseline_mean": r.result.mean_b,
+                             "candidate_mean": r.result.mean_a, "p_corrected": r.p_corrected,
+                             "verdict": r.verdict} for r in comparison.rows]
+    if packing is not None:
+        made.summary["chars_saved"] = {a.name: a.total_saved for a in packing.arms}
+    bert = None
+    if stage.bertscore_n is not None:
+        from rankproof.rag import BERTScorer, bertscore_arms
+
+        assert refs is not None  # the stage model requires references with bertscore_n
+        bert = bertscore_arms(arms, refs, n=stage.bertscore_n, seed=ctx.exp.seed,
+                              scorer=BERTScorer(layer=stage.bertscore_layer),
+                              alpha=stage.alpha, correction=stage.correction,
+                              resamples=stage.resamples)
+        made.summary["bertscore"] = {"n": len(bert.ids), "layer": bert.model["layer"],
+                                     "means": {a.name: bert.means(a.name) for a in arms}}
+        made.notes.extend(bert.caveats)
+    doc: dict[str, Any] = {"kind": "rankproof.rag.compare", "schema_version": 1,
+                           "comparison": comparison.to_dict(),
+                           "packing": None if packing is None else packing.to_dict(),
+                           "bertscore": None if bert is None else bert.to_dict(),
+                           "provenance": stamp(ctx, stage, made)}
+    md = [f"# Answer arms against {escape_controls(arms[0].name)}\n"]
+    if packing is not None:
+        md.append(_packing_markdown(packing))
+    md.append(comparison_markdown(comparison))
+    if bert is not None and bert.comparison is not None:
+        md.append(f"## BERTScore ({len(bert.ids)} of {bert.n_pool} questions, seed "
+                  f"{bert.seed}; {escape_controls(str(bert.model['model']))}, layer "
+                  f"{bert.model['layer']})\n")
+        md.append(comparison_markdown(bert.comparison))
+    text = json.dumps(doc, indent=2, allow_nan=False) + "\n"
+    (work / "rag_compare.json").write_text(text, encoding="utf-8")
+    (work / "rag_compare.md").write_text("\n".join(md), encoding="utf-8")
     return made

@@ -96,7 +96,10 @@ def check_paths(exp: Experiment) -> None:
     folders = {"model", "rerank_model"}
     for s in exp.stages:
         for attr in NAMED_FILES.get(s.kind, ()):
-            need(f"stages[{s.id}].{attr}", getattr(s, attr, None), attr in folders)
+            value = getattr(s, attr, None)
+            for i, one in enumerate(value) if isinstance(value, list) else [(None, value)]:
+                need(f"stages[{s.id}].{attr}" + ("" if i is None else f"[{i}]"), one,
+                     attr in folders)
     if problems:
         head = "1 problem" if len(problems) == 1 else f"{len(problems)} problems"
         raise ConfigError(f"experiment file inputs not found ({head}):\n"

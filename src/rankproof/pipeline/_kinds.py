@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rankproof._errors import ConfigError
 from rankproof._manifest import input_entry, provenance, query_scope
 from rankproof.comparison import (
     MAX_INLINE_EVIDENCE_IDS,
@@ -35,6 +36,7 @@ from rankproof.data import Qrels, Run, load_run, read_subtopic_qrels, write_trec
 from rankproof.harness import EvalInputs, collapse_to_documents, latency_summary
 from rankproof.measures import evaluate, resolve_measures
 from rankproof.pipeline._context import Context, Made
+from rankproof.providers import is_provider_spec
 from rankproof.report import records
 from rankproof.retrieval import (
     BM25Retriever,
@@ -51,7 +53,11 @@ from rankproof.retrieval import (
 
 
 def embed_model_spec(ctx: Context, spec: str) -> str:
-    """A model folder relative to the experiment file, else the spec as given (a package)."""
+    """A model folder relative to the experiment file, else the spec as given (a package);
+    a served model's ``provider:PATH`` with PATH relative to the experiment file."""
+    if is_provider_spec(spec):
+        path = spec.removeprefix("provider:")
+        return spec if path == spec else f"provider:{ctx.exp.resolve(path)}"
     here = ctx.exp.resolve(spec)
     return str(here) if here.exists() else spec
 
@@ -112,8 +118,12 @@ def retrieve(ctx: Context, stage: Any, work: Path) -> Made:
                                     SentenceTransformerCrossEncoder(ctx.exp.resolve(stage.model)),
                                     depth=stage.rerank_depth, name=stage.id)
     retriever.index([(c.id, c.text) for c in inputs.corpus.chunks])
+    queries = inputs.queries
+    if stage.queries is not None:
+        queries = transformed_queries(ctx, stage.queries, inputs.queries)
+        upstream.append(ctx.folder(stage.queries) / QUERIES_FILE)
     # Timed as `rankproof eval` times a stage: warmed up first, torch's threads set.
-    timed = timed_search(retriever, inputs.queries, k)
+    timed = timed_search(retriever, queries, k)
     out = timed.output
     made = Made(run="run.trec", upstream_files=upstream, notes=list(out.notes),
                 input_files=ctx.sources.files(),
@@ -130,6 +140,39 @@ def retrieve(ctx: Context, stage: Any, work: Path) -> Made:
         run = out.run
     write_trec_run(run, work / "run.trec", tag=stage.id)
     made.summary.update(rows=len(run), topics=len(run.topics))
+    return made
+
+
+QUERIES_FILE = "queries.jsonl"
+
+
+def transformed_queries(ctx: Context, stage_id: str, original: Sequence[tuple[str, str]]
+                        ) -> tuple[tuple[str, str], ...]:
+    """A ``query_transform`` stage's queries, in the inputs' order (the same ids)."""
+    rows = [json.loads(line) for line in
+            (ctx.folder(stage_id) / QUERIES_FILE).read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    text = {r["query_id"]: r["query"] for r in rows}
+    if set(text) != {q for q, _ in original}:
+        raise ConfigError(f"stage {stage_id!r} rewrote other queries than the inputs hold; "
+                          "rerun it (rankproof run --only " + stage_id + ")")
+    return tuple((q, text[q]) for q, _ in original)
+
+
+def query_transform_stage(ctx: Context, stage: Any, work: Path) -> Made:
+    """The inputs' queries rewritten (`rankproof.retrieval.transform_queries`)."""
+    from rankproof.retrieval import transform_queries
+
+    inputs = ctx.sources.load()
+    done = transform_queries(inputs.queries, stage.method)
+    lines = [json.dumps({"query_id": q, "query": t}, ensure_ascii=False)
+             for q, t in done.queries]
+    (work / QUERIES_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    made = Made(document=QUERIES_FILE, input_files=ctx.sources.files())
+    made.summary.update(method=done.method, config_hash=done.config_hash,
+                        queries=len(done.queries), changed=len(done.changed))
+    if stage.method != "none" and not done.changed:
+        made.notes.append(f"query transformation {stage.method!r} changed no query")
     return made
 
 
@@ -194,7 +237,23 @@ def measure_stage(ctx: Context, stage: Any, work: Path) -> Made:
     made.summary["queries_scope"] = query_scope(*(pq.not_evaluated for pq in results))
     made.summary["means"] = {pq.run_name: {str(m): pq.aggregate(m) for m in pq.measures}
                              for pq in results}
-    text = records.render(results, "json", per_query=True, provenance=stamp(ctx, stage, made))
+    checked = None
+    if stage.cross_check is not None:
+        from rankproof.measures import cross_check
+
+        checked = cross_check(qrels, _runs(ctx, stage.runs), backend=stage.cross_check,
+                              tolerance=stage.tolerance, rel_level=stage.rel_level,
+                              topics=stage.topics, results=results)
+        made.summary["cross_check"] = {"backend": checked.backend, "passed": checked.passed}
+        if not checked.available:
+            made.notes.append("cross-check: no second evaluator is installed (pip install "
+                              "'rankproof[crosscheck]'); nothing was cross-checked")
+        elif checked.passed is False:
+            made.passed = False
+            made.notes.append(f"cross-check with {checked.backend}: values differ beyond "
+                              f"{stage.tolerance:g} (measure.json, cross_check)")
+    text = records.render(results, "json", per_query=True, provenance=stamp(ctx, stage, made),
+                          cross_check=None if checked is None else checked.to_dict())
     (work / "measure.json").write_text(text, encoding="utf-8")
     return made
 

@@ -127,6 +127,8 @@ class RetrieveStage(Stage):
     model: str | None = Field(default=None, strict=True, min_length=1)
     rerank_depth: int = Field(default=50, strict=True, ge=1)
     inputs: list[str] = Field(default_factory=list)
+    queries: str | None = Field(default=None, strict=True, min_length=1)
+    """A ``query_transform`` stage whose rewritten queries are searched (None: the inputs')."""
 
     @model_validator(mode="after")
     def _rerank(self) -> RetrieveStage:
@@ -146,7 +148,28 @@ class RetrieveStage(Stage):
         return self
 
     def reads(self) -> list[tuple[str, str]]:
-        return [("inputs", i) for i in self.inputs]
+        return [("inputs", i) for i in self.inputs] + (
+            [("queries", self.queries)] if self.queries else [])
+
+
+class QueryTransformStage(Stage):
+    """The inputs' queries rewritten by one named transformation → ``queries.jsonl``.
+
+    ``method`` is ``none`` or a name of `rankproof.retrieval.query_transforms`; the
+    stage records the transformation's config hash and how many queries changed. A
+    ``retrieve`` stage searches them with ``queries: <this stage's id>``.
+    """
+
+    kind: Literal["query_transform"]
+    method: str = Field(strict=True, min_length=1)
+
+    @field_validator("method")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        from rankproof.retrieval import get_query_transform
+
+        get_query_transform(value)
+        return value
 
 
 class RunFileStage(Stage):
@@ -196,6 +219,10 @@ class MeasureStage(Stage):
     subtopics: str | None = Field(default=None, strict=True, min_length=1)
     """ndeval's subtopic qrels (a path): the stage evaluates against them instead of the
     inputs' qrels (`rankproof measure --subtopics`)."""
+    cross_check: Literal["auto", "ir-measures", "pytrec-eval"] | None = None
+    """Every value computed a second time by that evaluator (`rankproof measure
+    --cross-check-with`); a difference beyond ``tolerance`` fails the stage (and the run)."""
+    tolerance: float = Field(default=1e-4, ge=0, allow_inf_nan=False)
 
     @field_validator("measures")
     @classmethod
@@ -313,15 +340,50 @@ class RagStage(Stage):
     metrics: list[str] | None = None
 
 
+class RagCompareStage(Stage):
+    """``rankproof rag compare`` as a stage: answer arms paired by query id, against the first.
+
+    With ``packing: true`` the baseline is the full-context arm and each
+    candidate a packed one: the document adds the characters of context each
+    saved beside the paired change in every metric (`rankproof.rag.compare_packing`).
+    """
+
+    kind: Literal["rag_compare"]
+    baseline: str = Field(strict=True, min_length=1)
+    candidates: list[str] = Field(min_length=1)
+    references: str | None = Field(default=None, strict=True, min_length=1)
+    qrels: str | None = Field(default=None, strict=True, min_length=1)
+    metrics: list[str] | None = None
+    packing: bool = False
+    allow_arm_mismatch: bool = False
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+    correction: Literal["holm", "bh", "bonferroni", "none"] = "holm"
+    resamples: int = Field(default=10_000, strict=True, ge=1)
+    bertscore_n: int | None = Field(default=None, strict=True, ge=1)
+    """Also BERTScore on a seeded, paired subsample of this many questions (the bundled
+    MiniLM; `rankproof.rag.bertscore_arms`); needs ``references``."""
+    bertscore_layer: int | None = Field(default=None, strict=True, ge=0)
+
+    @model_validator(mode="after")
+    def _bertscore(self) -> RagCompareStage:
+        if self.bertscore_n is not None and self.references is None:
+            raise ValueError("bertscore_n compares answers with references: give references")
+        if self.bertscore_layer is not None and self.bertscore_n is None:
+            raise ValueError("bertscore_layer is the encoder layer of bertscore_n")
+        return self
+
+
 KIND_MODELS: dict[str, type[Stage]] = {
     "retrieve": RetrieveStage, "run_file": RunFileStage, "fuse": FuseStage,
     "measure": MeasureStage, "compare": CompareStage, "gate": GateStage,
     "report": ReportStage, "eval": EvalStage, "discover": DiscoverStage, "rag": RagStage,
+    "rag_compare": RagCompareStage, "query_transform": QueryTransformStage,
 }
 STAGE_KINDS = tuple(KIND_MODELS)
 
 WANTS: dict[tuple[str, str], tuple[str, ...]] = {
     ("retrieve", "inputs"): ("retrieve", "fuse"),
+    ("retrieve", "queries"): ("query_transform",),
     ("fuse", "runs"): RUN_KINDS, ("measure", "runs"): RUN_KINDS,
     ("compare", "baseline"): RUN_KINDS, ("compare", "candidates"): RUN_KINDS,
     ("gate", "input"): RESULT_KINDS, ("gate", "baseline"): RESULT_KINDS,
@@ -333,6 +395,7 @@ NAMED_FILES: dict[str, tuple[str, ...]] = {
     "run_file": ("path",), "gate": ("checks",), "retrieve": ("model",),
     "eval": ("rerank_model",), "discover": ("cases", "catalog"),
     "rag": ("answers", "references", "qrels"), "measure": ("subtopics",),
+    "rag_compare": ("baseline", "candidates", "references", "qrels"),
     "compare": ("subtopics",),
 }
 """The fields of each kind that name a file or folder (checked, digested into the key)."""

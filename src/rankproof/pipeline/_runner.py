@@ -27,6 +27,7 @@ from typing import Any, Literal
 from rankproof._errors import ConfigError, InputError
 from rankproof._io import atomic_write
 from rankproof._manifest import (
+    digest_json,
     file_digest,
     input_entry,
     package_versions,
@@ -36,7 +37,7 @@ from rankproof._manifest import (
 from rankproof.pipeline import _cache
 from rankproof.pipeline._config import Experiment
 from rankproof.pipeline._context import Context, Made
-from rankproof.pipeline._diagnostics import discover_stage, rag_stage
+from rankproof.pipeline._diagnostics import discover_stage, rag_compare_stage, rag_stage
 from rankproof.pipeline._documents import eval_stage, gate_stage, report_stage
 from rankproof.pipeline._inputs import Sources, check_paths
 from rankproof.pipeline._kinds import (
@@ -44,11 +45,13 @@ from rankproof.pipeline._kinds import (
     embed_model_spec,
     fuse_stage,
     measure_stage,
+    query_transform_stage,
     retrieve,
     run_file,
     scope,
 )
 from rankproof.pipeline._models import NAMED_FILES
+from rankproof.providers import is_provider_spec, provider_from_spec
 from rankproof.retrieval import resolve_embed_model
 
 RUN_KIND = "rankproof.experiment"
@@ -61,9 +64,11 @@ Status = Literal["run", "cached", "skipped", "failed", "not run"]
 EXECUTORS: dict[str, Callable[[Context, Any, Path], Made]] = {
     "retrieve": retrieve, "run_file": run_file, "fuse": fuse_stage, "measure": measure_stage,
     "compare": compare_stage, "eval": eval_stage, "gate": gate_stage, "report": report_stage,
-    "discover": discover_stage, "rag": rag_stage,
+    "discover": discover_stage, "rag": rag_stage, "rag_compare": rag_compare_stage,
+    "query_transform": query_transform_stage,
 }
-_READS_INPUTS = frozenset({"retrieve", "fuse", "measure", "compare", "eval"})
+_READS_INPUTS = frozenset({"retrieve", "fuse", "measure", "compare", "eval",
+                           "query_transform"})
 _MODELS = frozenset({"retrieve", "eval"})
 
 
@@ -109,7 +114,8 @@ class RunSummary:
 
 def _files(ctx: Context, stage: Any) -> dict[str, str | None]:
     """Digests of the files a stage names itself (a run file, checks, a model folder)."""
-    return {attr: input_entry(ctx.exp.resolve(value))["sha256"]
+    return {attr: ",".join(input_entry(ctx.exp.resolve(v))["sha256"] for v in value)
+            if isinstance(value, list) else input_entry(ctx.exp.resolve(value))["sha256"]
             for attr in NAMED_FILES.get(stage.kind, ())
             if (value := getattr(stage, attr, None)) is not None}
 
@@ -129,7 +135,10 @@ def stage_key(ctx: Context, stage: Any) -> str | None:
     if stage.kind in _MODELS:
         material["packages"] = package_versions()
     spec = getattr(stage, "embed_model", None)
-    if spec is not None:  # the model's files, wherever they come from
+    if spec is not None and is_provider_spec(spec):  # a served model: its provider's settings
+        served = provider_from_spec(embed_model_spec(ctx, spec), kind="embeddings")
+        material["embed_model"] = digest_json(served.model_dump(mode="json"))
+    elif spec is not None:  # the model's files, wherever they come from
         material["embed_model"] = input_entry(
             resolve_embed_model(embed_model_spec(ctx, spec))[0])["sha256"]
     return _cache.stage_key(material)
@@ -224,7 +233,12 @@ def _record(ctx: Context, stage: Any, key: str, made: Made, work: Path, started:
 
 
 def _named_paths(ctx: Context, stage: Any) -> dict[str, Path]:
-    return {k: ctx.exp.resolve(getattr(stage, k)) for k in _files(ctx, stage)}
+    out: dict[str, Path] = {}
+    for k in _files(ctx, stage):
+        value = getattr(stage, k)
+        for i, one in enumerate(value) if isinstance(value, list) else [(None, value)]:
+            out[k if i is None else f"{k}[{i}]"] = ctx.exp.resolve(one)
+    return out
 
 
 def _write_run(ctx: Context, rows: list[StageRun], only: Sequence[str] | None,

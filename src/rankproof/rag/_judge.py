@@ -29,26 +29,22 @@ import hashlib
 import json
 import logging
 import math
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr, ValidationError
 
-import rankproof._limits as _limits
-from rankproof._errors import InputError, RankproofError, TargetError
+from rankproof._errors import InputError, RankproofError
 from rankproof._io import PathLike, atomic_write, read_bytes
 from rankproof._manifest import digest_json
 from rankproof.rag._answers import AnswerRow, Context
 from rankproof.rag._fanout import judge_all
+from rankproof.rag._openai import OpenAICompatible as OpenAICompatible
 from rankproof.retrieval import default_cache_dir
 
 if TYPE_CHECKING:
-    import httpx
-
     from rankproof.engine import Executor
 
 logger = logging.getLogger("rankproof.rag")
@@ -135,7 +131,8 @@ class JudgeIdentity:
 @dataclass(frozen=True)
 class Verdict:
     """One call's outcome for one case and repeat (from 0); an *error row* has ``score``
-    None and ``error`` saying why (the raw reply kept): counted, never averaged in."""
+    None, ``error`` saying why (the raw reply kept) and ``failure`` the reason counted
+    (`rankproof.providers.REASONS`, e.g. ``connection refused``): never averaged in."""
 
     query_id: str
     repeat: int
@@ -144,6 +141,7 @@ class Verdict:
     error: str | None
     raw: str | None
     cached: bool
+    failure: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -152,8 +150,10 @@ class Verdict:
 
 @dataclass(frozen=True)
 class JudgeResult:
-    """Every verdict of a `Judge.judge` run. ``mean``: over valid verdicts (ordinal scale
-    only); ``self_agreement``: share of cases whose repeats are all valid and agree;
+    """Every verdict of a `Judge.judge` run. ``mean`` (ordinal scale only) is *pooled over
+    repeats*: the mean over cases of each case's mean over its valid repeats (with one
+    repeat, the mean of the valid verdicts); `repeat_means` are the per-repeat means
+    beside it. ``self_agreement``: share of cases whose repeats are all valid and agree;
     ``repeat_kappa``: Cohen's κ between repeats 1 and 2 (None with one repeat)."""
 
     verdicts: tuple[Verdict, ...]
@@ -167,6 +167,33 @@ class JudgeResult:
     @property
     def n_errors(self) -> int:
         return sum(not v.ok for v in self.verdicts)
+
+    def failures(self) -> dict[str, int]:
+        """``{reason: count}`` of the error rows, by failure reason."""
+        counts: dict[str, int] = {}
+        for v in self.verdicts:
+            if not v.ok:
+                key = v.failure or "invalid verdict"
+                counts[key] = counts.get(key, 0) + 1
+        return dict(sorted(counts.items()))
+
+    def case_means(self) -> dict[str, float]:
+        """``{query_id: mean of its valid repeats}`` (ordinal scale; cases with none left
+        out): each case's value in the pooled `mean`."""
+        per: dict[str, list[float]] = {}
+        for v in self.verdicts:
+            if isinstance(v.score, int):
+                per.setdefault(v.query_id, []).append(float(v.score))
+        return {q: sum(xs) / len(xs) for q, xs in per.items()}
+
+    def repeat_means(self) -> list[float | None]:
+        """The mean of each repeat's valid verdicts (ordinal scale), in repeat order."""
+        out: list[float | None] = []
+        for r in range(self.repeat):
+            xs = [float(v.score) for v in self.verdicts
+                  if v.repeat == r and isinstance(v.score, int)]
+            out.append(sum(xs) / len(xs) if xs and self.mean is not None else None)
+        return out
 
     def scores(self, repeat: int = 0) -> dict[str, Label]:
         """``{query_id: score}`` of the valid verdicts of one repeat (errors left out)."""
@@ -251,7 +278,7 @@ class Judge:
                 reply = self.call(self.prompt(query, answer, contexts), model=self.model)
             except RankproofError as exc:
                 return Verdict(query_id, repeat, None, None, f"call failed: {exc}", None,
-                               False), True
+                               False, failure_reason(exc)), True
             if not isinstance(reply, str):
                 raise TypeError(f"the judge call returned {type(reply).__name__}, expected str")
             raw = reply
@@ -259,7 +286,9 @@ class Judge:
         try:
             score, reason = parse_verdict(raw, self.scale)
         except ValueError as exc:
-            return Verdict(query_id, repeat, None, None, str(exc), raw, not called), called
+            failure = "invalid JSON" if str(exc).startswith("not a JSON") else "schema violation"
+            return Verdict(query_id, repeat, None, None, str(exc), raw, not called,
+                           failure), called
         return Verdict(query_id, repeat, score, reason, None, raw, not called), called
 
     def judge(self, rows: Iterable[AnswerRow], repeat: int = 1, *,
@@ -277,8 +306,12 @@ class Judge:
 
     def _summarise(self, verdicts: tuple[Verdict, ...], repeat: int, calls: int
                    ) -> JudgeResult:
-        valid = [float(v.score) for v in verdicts if isinstance(v.score, int)]
-        mean = sum(valid) / len(valid) if self.ordinal and valid else None
+        per: dict[str, list[float]] = {}
+        for v in verdicts:
+            if isinstance(v.score, int):
+                per.setdefault(v.query_id, []).append(float(v.score))
+        case = [sum(xs) / len(xs) for xs in per.values()]
+        mean = sum(case) / len(case) if self.ordinal and case else None
         agreement = kappa = None
         if repeat >= 2:
             per_case: dict[str, dict[int, Label | None]] = {}
@@ -292,6 +325,25 @@ class Judge:
             if pairs:
                 kappa = cohen_kappa([a for a, _ in pairs], [b for _, b in pairs], self.scale)
         return JudgeResult(verdicts, repeat, calls, self.identity, mean, agreement, kappa)
+
+
+def failure_reason(exc: BaseException) -> str:
+    """The counted reason of a failed call: the provider's (`ProviderError.reason`), else
+    one read from the message of another adapter's `TargetError`."""
+    reason = getattr(exc, "reason", None)
+    if isinstance(reason, str):
+        return reason
+    status = getattr(exc, "status", None)
+    text = str(exc).lower()
+    if "refused" in text:
+        return "connection refused"
+    if "timeout" in text or "deadline" in text:
+        return "timeout"
+    if "max_body_bytes" in text:
+        return "reply too large"
+    if isinstance(status, int) and status >= 400:
+        return f"HTTP {status}"
+    return "call failed"
 
 
 def cohen_kappa(a: Sequence[Label], b: Sequence[Label], scale: Sequence[Label]) -> float | None:
@@ -497,103 +549,3 @@ def calibrate(judge_scores: Mapping[str, Label] | JudgeResult,
         accuracy=sum(table[i][i] for i in range(len(labels))) / len(paired),
         n=len(paired), unscored=tuple(sorted(q for q in human if q not in scores)),
         confusion=tuple(tuple(r) for r in table))
-
-
-# -- a real model ----------------------------------------------------------------------------
-
-
-class OpenAICompatible:
-    """A judge ``call`` for any OpenAI-compatible server: POST ``{base_url}/chat/completions``.
-
-    Sends one user message at ``temperature`` 0 and returns
-    ``choices[0].message.content``. There is no retry: a failed call is an
-    error row that is not cached, so the next run asks again. ``timeout``
-    bounds each connect, read and write; ``deadline`` (default twice
-    ``timeout``) the whole call, checked between body chunks; a body over
-    ``max_body_bytes`` (default `rankproof._limits.MAX_HTTP_BODY_BYTES`) is
-    refused, a declared ``Content-Length`` before a byte is read. Every
-    failure is a `TargetError` (``status`` set when the server answered);
-    bad arguments are an `InputError`. Close it (or use ``with``).
-    """
-
-    def __init__(self, base_url: str, *, api_key: str | None = None, timeout: float = 60.0,
-                 deadline: float | None = None, max_body_bytes: int | None = None) -> None:
-        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-            raise InputError(f"base_url must be an http(s) URL, got {base_url!r}",
-                             field="base_url")
-        for name, value in (("timeout", timeout), ("deadline", deadline),
-                            ("max_body_bytes", max_body_bytes)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
-                                      or not 0 < value < math.inf):
-                raise InputError(f"{name} must be a positive number, got {value!r}", field=name)
-        self.url = base_url.rstrip("/") + "/chat/completions"
-        self.timeout = float(timeout)
-        self.deadline = float(deadline) if deadline is not None else 2 * self.timeout
-        self.max_body_bytes = int(max_body_bytes or _limits.MAX_HTTP_BODY_BYTES)
-        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.__setstate__({})
-
-    def __getstate__(self) -> dict[str, Any]:
-        """All but the connection pool: a worker given this call opens its own."""
-        return {k: v for k, v in self.__dict__.items() if k != "_client"}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        import httpx
-
-        self.__dict__.update(state)
-        self._client = httpx.Client(headers=self._headers,
-                                    timeout=min(self.timeout, self.deadline))
-
-    def close(self) -> None:
-        self._client.close()
-
-    def __enter__(self) -> OpenAICompatible:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
-
-    def _fail(self, message: str, status: int | None = None) -> TargetError:
-        return TargetError(f"judge endpoint {self.url}: {message}", target=self.url,
-                           status=status, attempts=1)
-
-    def _read(self, response: httpx.Response, end: float) -> bytes:
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > self.max_body_bytes:
-            raise self._fail(f"response body of {declared} bytes exceeds max_body_bytes="
-                             f"{self.max_body_bytes}", response.status_code)
-        chunks, size = [], 0
-        for chunk in response.iter_bytes():
-            size += len(chunk)
-            if size > self.max_body_bytes:
-                raise self._fail(f"response body exceeds max_body_bytes={self.max_body_bytes}",
-                                 response.status_code)
-            if time.monotonic() > end:
-                raise self._fail(f"deadline of {self.deadline:g} s passed")
-            chunks.append(chunk)
-        return b"".join(chunks)
-
-    def __call__(self, prompt: str, *, model: str) -> str:
-        import httpx
-
-        payload = {"model": model, "messages": [{"role": "user", "content": prompt}],
-                   "temperature": 0}
-        end = time.monotonic() + self.deadline
-        try:
-            with self._client.stream("POST", self.url, json=payload) as response:
-                body = self._read(response, end)
-        except httpx.TransportError as exc:
-            raise self._fail(f"{type(exc).__name__}: {exc}") from None
-        if response.status_code >= 400:
-            text = body[:300].decode("utf-8", "replace")
-            raise self._fail(f"HTTP {response.status_code}: {text}", response.status_code)
-        try:
-            content = json.loads(body, parse_constant=_no_constant)["choices"][0]["message"][
-                "content"]
-        except (ValueError, KeyError, IndexError, TypeError):
-            raise self._fail("the body is not an OpenAI chat completion (expected JSON with"
-                             " choices[0].message.content)", response.status_code) from None
-        if not isinstance(content, str):
-            raise self._fail("choices[0].message.content is not a string", response.status_code)
-        return content

@@ -9,43 +9,42 @@ model, rubric, scale — and where the model is served::
     scale: [1, 2, 3, 4, 5]
     endpoint: {base_url: "http://127.0.0.1:8000/v1", api_key_env: JUDGE_API_KEY}
 
-``rubric_file`` may replace ``rubric`` (relative to the config). Scores enter a
-RAG report as the per-case metric ``judge_score``: invalid verdicts are error
-rows, counted and left out, never averaged in. With human labels for some
-cases, the report adds the prediction-powered mean (`ppi_mean`): the judge's
-mean over every case, corrected by its bias on the labelled ones.
+``endpoint`` is a provider block (`rankproof.providers.ProviderConfig`, every
+field but ``model``, which is the judge's: timeout, deadline, retries,
+rate limit, reply cap …) or the path of a provider file (relative to the
+config). ``rubric_file`` may replace ``rubric`` (relative to the config).
+Scores enter a RAG report as the per-case metric ``judge_score``: invalid
+verdicts and failed calls are error rows, counted by reason and left out,
+never averaged in. With ``repeat`` N the mean is *pooled over repeats* (each
+case's value is the mean of its valid repeats; `JudgeResult.mean`) and the
+per-repeat means are reported beside it. When every call fails, `run_judge`
+raises a `TargetError` naming the endpoint and the reason. With human labels
+for some cases, the report adds the prediction-powered mean (`ppi_mean`): the
+judge's mean over every case, corrected by its bias on the labelled ones.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from rankproof._errors import ConfigError, InputError
+from rankproof._errors import ConfigError, InputError, TargetError
 from rankproof._io import PathLike
-from rankproof.data import read_jsonl, read_model
+from rankproof.data import read_jsonl, read_model, validate_model
 from rankproof.measures import register_metric
+from rankproof.providers import Provider, ProviderConfig, load_provider_config
 from rankproof.rag._answers import AnswerRow
-from rankproof.rag._judge import Judge, JudgeResult, Label, OpenAICompatible, check_scale
+from rankproof.rag._judge import Judge, JudgeResult, Label, check_scale
 from rankproof.rag._ppi import PPIResult, ppi_mean
 
 if TYPE_CHECKING:
     from rankproof.engine import Executor
 
 JUDGE_METRIC = "judge_score"
-
-
-class _Endpoint(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    base_url: str = Field(min_length=1)
-    api_key_env: str | None = None
-    timeout: float = Field(default=60.0, gt=0)
 
 
 class JudgeConfig(BaseModel):
@@ -58,7 +57,7 @@ class JudgeConfig(BaseModel):
     rubric: str | None = None
     rubric_file: str | None = None
     scale: list[int] | list[str]
-    endpoint: _Endpoint
+    endpoint: dict[str, Any] | str
     cache_dir: str | None = None
 
     @model_validator(mode="after")
@@ -81,17 +80,48 @@ def load_judge(path: PathLike) -> Judge:
         except OSError as exc:
             raise InputError(f"cannot read the rubric: {exc.strerror}", path=str(rubric_path),
                              field="rubric_file") from None
-    key = None
-    if config.endpoint.api_key_env is not None:
-        key = os.environ.get(config.endpoint.api_key_env)
-        if key is None:
-            raise ConfigError(f"{path}: the environment variable "
-                              f"{config.endpoint.api_key_env} (endpoint.api_key_env) is not set")
-    call = OpenAICompatible(config.endpoint.base_url, api_key=key,
-                            timeout=config.endpoint.timeout)
+    if isinstance(config.endpoint, str):
+        provider = load_provider_config(base / config.endpoint).model_copy(
+            update={"model": config.model})
+    else:
+        if "model" in config.endpoint:
+            raise ConfigError(f"{path}: field 'endpoint.model': the judge's model is the "
+                              "top-level 'model'")
+        provider = validate_model({"name": config.name, **config.endpoint,
+                                   "model": config.model}, ProviderConfig, str(path),
+                                  what="judge config", kind="valid judge endpoint",
+                                  error=ConfigError)
+    call = ProviderCall(provider, list(config.scale))
     return Judge(rubric, config.model, list(config.scale), call,
                  cache_dir=None if config.cache_dir is None else base / config.cache_dir,
                  name=config.name)
+
+
+class ProviderCall:
+    """A judge ``call`` through `rankproof.providers.Provider` (retries, rate limit,
+    deadline, reply cap, failure reasons); the judge keeps its own cache."""
+
+    def __init__(self, config: ProviderConfig, scale: Sequence[Label] | None = None) -> None:
+        self.provider = Provider(config, cache=False)
+        self.endpoint = config.base_url
+        self.schema = None if scale is None else verdict_schema(scale)
+
+    def __call__(self, prompt: str, *, model: str) -> str:
+        # Structured output is asked for (the provider's structured_output setting); the
+        # judge validates the reply itself, so an invalid verdict stays a cached error row.
+        return self.provider.chat(prompt, schema=self.schema, validate=False).content
+
+
+def verdict_schema(scale: Sequence[Label]) -> type[BaseModel]:
+    """The verdict as a pydantic model whose ``score`` must be one of the scale's labels
+    (sent as the JSON schema of ``response_format``)."""
+    from typing import Literal
+
+    from pydantic import create_model
+
+    labels: Any = Literal.__getitem__(tuple(scale))  # a Literal of the scale's labels
+    return create_model("Verdict", __config__=ConfigDict(extra="forbid"),
+                        score=(labels, ...), reason=(str, ...))
 
 
 def load_labels(path: PathLike, scale: Sequence[Label]) -> dict[str, Label]:
@@ -128,12 +158,36 @@ class JudgeSummary:
     self_agreement: float | None
     repeat_kappa: float | None
     ppi: PPIResult | None = None
+    failures: Mapping[str, int] = field(default_factory=dict)
+    cases: int = 0
+    cases_affected: int = 0
+    repeat_means: tuple[float | None, ...] = ()
+    endpoint: str | None = None
+
+    def failure_line(self) -> str | None:
+        """``3 of 44 call(s) failed (connection refused 2, HTTP 500 1); 3 of 22 case(s)
+        affected``, or None when nothing failed."""
+        if not self.n_errors:
+            return None
+        total = self.cases * self.repeat
+        reasons = ", ".join(f"{r} {n}" for r, n in self.failures.items())
+        share = f"{self.cases_affected / self.cases:.0%}" if self.cases else "—"
+        return (f"{self.n_errors} of {total} verdict(s) failed ({reasons}); "
+                f"{self.cases_affected} of {self.cases} case(s) affected ({share})")
 
     def to_dict(self) -> dict[str, Any]:
         return {"identity": dict(self.identity), "calls": self.calls, "repeat": self.repeat,
                 "n_errors": self.n_errors, "mean": self.mean,
+                "mean_definition": MEAN_DEFINITION,
+                "repeat_means": list(self.repeat_means),
+                "failures": dict(self.failures), "cases": self.cases,
+                "cases_affected": self.cases_affected, "endpoint": self.endpoint,
                 "self_agreement": self.self_agreement, "repeat_kappa": self.repeat_kappa,
                 "ppi": None if self.ppi is None else self.ppi.to_dict()}
+
+
+MEAN_DEFINITION = ("pooled over repeats: the mean over cases of each case's mean over its "
+                   "valid repeats")
 
 
 def identity_dict(judge: Judge) -> dict[str, Any]:
@@ -150,7 +204,12 @@ def run_judge(judge: Judge, rows: Sequence[AnswerRow], *, repeat: int = 1,
     """Judge every row (concurrently on ``executor``, when given: `Judge.judge`); with
     human ``labels``, add the prediction-powered mean."""
     result = judge.judge(rows, repeat, queries=queries, executor=executor)
-    scores = result.scores(0)
+    endpoint = getattr(judge.call, "endpoint", None) or getattr(judge.call, "url", None)
+    failures = result.failures()
+    if result.verdicts and result.n_errors == len(result.verdicts):
+        raise _all_failed(judge.name, endpoint, failures, len(result.verdicts))
+    scores: Mapping[str, Label | float] = (result.case_means() if judge.ordinal
+                                           else result.scores(0))
     ppi = None
     if labels:
         numeric = all(isinstance(v, int | float) for v in scores.values())
@@ -163,9 +222,28 @@ def run_judge(judge: Judge, rows: Sequence[AnswerRow], *, repeat: int = 1,
         ppi = ppi_mean([float(v) for v in scores.values()],
                        [float(scores[q]) for q in labelled],
                        [float(labels[q]) for q in labelled])
+    cases = {v.query_id for v in result.verdicts}
+    affected = {v.query_id for v in result.verdicts if not v.ok}
     summary = JudgeSummary(identity_dict(judge), result.calls, repeat, result.n_errors,
-                           result.mean, result.self_agreement, result.repeat_kappa, ppi)
+                           result.mean, result.self_agreement, result.repeat_kappa, ppi,
+                           failures, len(cases), len(affected),
+                           tuple(result.repeat_means()), endpoint)
     return result, summary
+
+
+_UNREACHABLE = ("connection refused", "timeout", "transport error")
+
+
+def _all_failed(name: str, endpoint: str | None, failures: Mapping[str, int],
+                total: int) -> TargetError:
+    """Every verdict failed: one error naming the endpoint and the reason(s)."""
+    who = "the judge" if name == "judge" else f"the judge {name!r}"
+    where = f"{who} at {endpoint}" if endpoint else who
+    ranked = sorted(failures.items(), key=lambda kv: (-kv[1], kv[0]))
+    reasons = "; ".join(f"{r} ({n} of {total} calls)" for r, n in ranked)
+    verb = "could not be reached" if ranked and ranked[0][0] in _UNREACHABLE else \
+        "failed every call"
+    return TargetError(f"{where} {verb}: {reasons}", target=endpoint)
 
 
 @register_metric(JUDGE_METRIC, higher_is_better=True)

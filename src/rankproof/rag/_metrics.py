@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 from rankproof._errors import InputError, MissingExtraError
 from rankproof.measures import register_metric
 from rankproof.rag._answers import Context
-from rankproof.rag._text import normalize_answer, tokens
+from rankproof.rag._text import normalize_answer, strip_citations, tokens
 
 if TYPE_CHECKING:
     from rankproof.targets import Case, TargetResponse
@@ -92,16 +92,32 @@ def _check_references(references: object) -> tuple[str, ...]:
     return refs
 
 
+def _inputs(answer: object, references: object, strip: bool) -> tuple[str, tuple[str, ...]]:
+    """The answer and references, validated, without citation markers when ``strip``
+    (`rankproof.rag._text.strip_citations`: the first step of the answer normalisation)."""
+    text, refs = _check_answer(answer), _check_references(references)
+    if not strip:
+        return text, refs
+    return strip_citations(text), tuple(strip_citations(r) for r in refs)
+
+
 # --------------------------------------------------------------------------- SQuAD
 
-def exact_match(answer: str, references: Sequence[str]) -> float:
+def exact_match(answer: str, references: Sequence[str], *,
+                strip_citations: bool = True) -> float:
     """1.0 when the answer equals some reference after SQuAD normalisation, else 0.0.
+
+    Citation markers (``[1]``) are removed first unless ``strip_citations=False``.
 
     >>> exact_match("The Eiffel Tower!", ["eiffel tower", "la tour Eiffel"])
     1.0
+    >>> exact_match("42 MLD [1]", ["42 MLD"]), exact_match("42 MLD [1]", ["42 MLD"],
+    ...                                                    strip_citations=False)
+    (1.0, 0.0)
     """
-    text = normalize_answer(_check_answer(answer))
-    return float(any(text == normalize_answer(r) for r in _check_references(references)))
+    answer, refs = _inputs(answer, references, strip_citations)
+    text = normalize_answer(answer)
+    return float(any(text == normalize_answer(r) for r in refs))
 
 
 def _f1(answer_tokens: list[str], reference_tokens: list[str]) -> float:
@@ -113,14 +129,18 @@ def _f1(answer_tokens: list[str], reference_tokens: list[str]) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def token_f1(answer: str, references: Sequence[str]) -> float:
+def token_f1(answer: str, references: Sequence[str], *,
+             strip_citations: bool = True) -> float:
     """SQuAD token-F1 of the answer against its best reference (0 when nothing is shared).
 
-    >>> round(token_f1("in Paris, France", ["Paris"]), 4)   # P = 1/3, R = 1
+    Citation markers are removed first unless ``strip_citations=False``.
+
+    >>> round(token_f1("in Paris, France [2]", ["Paris"]), 4)   # P = 1/3, R = 1
     0.5
     """
-    answer_tokens = tokens(_check_answer(answer))
-    return max(_f1(answer_tokens, tokens(r)) for r in _check_references(references))
+    answer, refs = _inputs(answer, references, strip_citations)
+    answer_tokens = tokens(answer)
+    return max(_f1(answer_tokens, tokens(r)) for r in refs)
 
 
 # --------------------------------------------------------------------------- ROUGE-L
@@ -183,15 +203,17 @@ def _lcs_f(answer_tokens: list[str], reference_tokens: list[str]) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def rouge_l(answer: str, references: Sequence[str], *, stemmer: bool = False) -> float:
+def rouge_l(answer: str, references: Sequence[str], *, stemmer: bool = False,
+            strip_citations: bool = True) -> float:
     """ROUGE-L F-measure against the best reference, as rouge-score computes it.
 
-    ``stemmer=True`` needs nltk (`MissingExtraError` otherwise).
+    ``stemmer=True`` needs nltk (`MissingExtraError` otherwise). Citation markers
+    are removed first unless ``strip_citations=False``.
 
     >>> round(rouge_l("the cat sat on the mat", ["the cat lay on a mat"]), 4)  # LCS 4 of 6
     0.6667
     """
-    refs = _check_references(references)
+    answer, refs = _inputs(answer, references, strip_citations)
     answer_tokens = rouge_tokens(answer, stemmer=stemmer)
     return max(_lcs_f(answer_tokens, rouge_tokens(r, stemmer=stemmer)) for r in refs)
 
@@ -246,13 +268,14 @@ def _closest_length(length: int, candidates: Sequence[int]) -> int:
     return min(candidates, key=lambda c: (abs(length - c), c))
 
 
-def bleu(answer: str, references: Sequence[str]) -> float:
-    """Sentence BLEU in [0, 1]: ``sacrebleu.sentence_bleu(answer, references).score / 100``.
+def bleu(answer: str, references: Sequence[str], *, strip_citations: bool = True) -> float:
+    """Sentence BLEU in [0, 1]: ``sacrebleu.sentence_bleu(answer, references).score / 100``
+    (on the texts without citation markers unless ``strip_citations=False``).
 
     >>> round(bleu("the cat sat on the mat", ["the cat sat on a mat"]), 6)
     0.537285
     """
-    refs = _check_references(references)
+    answer, refs = _inputs(answer, references, strip_citations)
     hyp = bleu_tokens(answer)
     ref_tokens = [bleu_tokens(r) for r in refs]
     clip: dict[tuple[str, ...], int] = {}
@@ -378,9 +401,11 @@ def rag_inputs(response: TargetResponse, case: Case) -> RagInputs:
             _citations_of(response.meta.get("citations"), case))
 
 
-def _needs_references(name: str, fn: Callable[[str, Sequence[str]], float]
+def _needs_references(name: str, fn: Callable[..., float]
                       ) -> Callable[[TargetResponse, Case], float]:
-    """A registry adapter: the metric over ``(response.text, case.meta['references'])``."""
+    """A registry adapter: the metric over ``(response.text, case.meta['references'])``,
+    citation markers stripped unless ``case.meta['strip_citations']`` is False (what
+    `rankproof.rag.score_answers` sets for ``strip_citations=False``)."""
 
     def metric(response: TargetResponse, case: Case) -> float:
         answer, _, references, _, _ = rag_inputs(response, case)
@@ -391,7 +416,11 @@ def _needs_references(name: str, fn: Callable[[str, Sequence[str]], float]
         if not references:
             raise InputError(f"{_where(case)}: {name} cannot score a question declared to have "
                              "no answer (empty 'references')", field="meta.references")
-        return fn(answer, references)
+        strip = case.meta.get("strip_citations", True)
+        if not isinstance(strip, bool):
+            raise InputError(f"{_where(case)}: case.meta['strip_citations'] must be true or "
+                             f"false, got {strip!r}", field="meta.strip_citations")
+        return fn(answer, references, strip_citations=strip)
 
     metric.__name__ = name
     metric.__qualname__ = name

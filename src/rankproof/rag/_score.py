@@ -28,6 +28,7 @@ from rankproof.measures import MetricDef, lookup
 from rankproof.rag._answers import AnswerFile, AnswerRow, ArmManifest, References, aligned
 from rankproof.rag._judge import Judge, Label
 from rankproof.rag._judging import JUDGE_METRIC, JudgeSummary, run_judge
+from rankproof.rag._text import answer_normalisation
 from rankproof.targets import Case, CaseRow, RunProvenance, RunResult, TargetResponse
 
 if TYPE_CHECKING:
@@ -92,6 +93,8 @@ class RagReport:
     source: str | None = None
     caveats: tuple[str, ...] = ()
     judge: JudgeSummary | None = None
+    normalisation: tuple[str, ...] = ()
+    """The answer metrics' text normalisation, step by step (`ANSWER_NORMALISATION`)."""
 
     @property
     def n(self) -> int:
@@ -118,6 +121,7 @@ class RagReport:
                 "unscored": {k: list(v) for k, v in self.unscored.items()},
                 "manifest": None if self.manifest is None else self.manifest.to_dict(),
                 "caveats": list(self.caveats),
+                "normalisation": list(self.normalisation),
                 "judge": None if self.judge is None else self.judge.to_dict(),
                 "run": self.run.to_dict()}
 
@@ -140,7 +144,8 @@ def score_answers(answers: AnswerFile, references: References | None = None, *,
                   qrels: Qrels | None = None,
                   metrics: Sequence[str] = DEFAULT_METRICS, judge: Judge | None = None,
                   repeat: int = 1, labels: Mapping[str, Label] | None = None,
-                  executor: Executor | None = None) -> RagReport:
+                  executor: Executor | None = None,
+                  strip_citations: bool = True) -> RagReport:
     """Every metric on every answer; see the module docstring for what is left out.
 
     The RAG metrics are registered when `rankproof.rag` is imported (which
@@ -148,8 +153,13 @@ def score_answers(answers: AnswerFile, references: References | None = None, *,
     answer is the metric ``judge_score`` (error rows left out and counted);
     with human ``labels`` too, the report carries the prediction-powered mean.
     ``executor`` (`rankproof.engine`) makes the judge's calls concurrently; the scores
-    are the same as one call after another.
+    are the same as one call after another. The answer metrics remove citation
+    markers (``[1]``) before normalising unless ``strip_citations=False``; the
+    report's ``normalisation`` records the steps.
     """
+    if not isinstance(strip_citations, bool):
+        raise InputError(f"strip_citations must be true or false, got {strip_citations!r}",
+                         field="strip_citations")
     if references is not None:
         references.check_covers(answers.query_ids, source=answers.path or answers.name)
     defs = _defs(metrics)
@@ -168,10 +178,14 @@ def score_answers(answers: AnswerFile, references: References | None = None, *,
         queries = dict(references.queries) if references is not None else None
         result, summary = run_judge(judge, answers.rows, repeat=repeat, queries=queries,
                                     labels=labels, executor=executor)
-        judged = result.scores(0)
+        # One mean everywhere, pooled over repeats: a case's value is the mean of its
+        # valid repeats (`JudgeResult.case_means`), the first repeat's label on a nominal scale.
+        judged = result.case_means() if judge.ordinal else result.scores(0)  # type: ignore[assignment]
     relevance = None if qrels is None else qrels.to_dict()  # once, not per row
     for row in answers.rows:
         case, response = as_case(row, references, relevance), as_response(row)
+        if not strip_citations:
+            case = dataclasses.replace(case, meta={**case.meta, "strip_citations": False})
         values: dict[str, float] = {}
         if judge is not None:
             if row.query_id in judged:
@@ -211,7 +225,9 @@ def score_answers(answers: AnswerFile, references: References | None = None, *,
     return RagReport(name=answers.name, run=run, metrics=names,
                      unscored={k: tuple(v) for k, v in unscored.items()},
                      manifest=answers.manifest, source=answers.path, caveats=tuple(caveats),
-                     judge=summary)
+                     judge=summary,
+                     normalisation=answer_normalisation(strip_citations)
+                     if answer_metrics & set(names) else ())
 
 
 def compare_arms(arms: Sequence[AnswerFile], references: References | None = None, *,

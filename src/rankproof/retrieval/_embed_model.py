@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from rankproof._errors import ConfigError
+from rankproof.providers import is_provider_spec, provider_from_spec
 from rankproof.retrieval._base import DENSE_EXTRA_HINT
 
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
@@ -153,7 +154,16 @@ def _dir_problem(path: Path, what: str) -> str | None:
 
 
 def embed_model_problem(spec: str | os.PathLike[str] | None) -> str | None:
-    """Why the dense stage cannot load ``spec``, or None when it can (torch is not imported)."""
+    """Why the dense stage cannot load ``spec``, or None when it can (torch is not imported).
+
+    A served model (``openai:MODEL@BASE_URL``, ``provider:PATH``) is checked as a spec
+    and a provider file here; the server itself is asked when the stage is built."""
+    if is_provider_spec(spec):
+        try:
+            provider_from_spec(os.fspath(spec), kind="embeddings")  # type: ignore[arg-type]
+        except ConfigError as exc:
+            return f"embed model {os.fspath(spec)!r}: {exc}"  # type: ignore[arg-type]
+        return None
     if find_spec("sentence_transformers") is None or find_spec("torch") is None:
         return ("the dense embedder needs the 'dense' extra (sentence-transformers, torch), "
                 f"which is not installed: {DENSE_EXTRA_HINT}")
