@@ -164,6 +164,8 @@ def query_transform_stage(ctx: Context, stage: Any, work: Path) -> Made:
     from rankproof.retrieval import transform_queries
 
     inputs = ctx.sources.load()
+    if stage.method == "rewrite":
+        return _rewrite_stage(ctx, stage, work, inputs.queries)
     done = transform_queries(inputs.queries, stage.method)
     lines = [json.dumps({"query_id": q, "query": t}, ensure_ascii=False)
              for q, t in done.queries]
@@ -173,6 +175,36 @@ def query_transform_stage(ctx: Context, stage: Any, work: Path) -> Made:
                         queries=len(done.queries), changed=len(done.changed))
     if stage.method != "none" and not done.changed:
         made.notes.append(f"query transformation {stage.method!r} changed no query")
+    return made
+
+
+def _rewrite_stage(ctx: Context, stage: Any, work: Path,
+                   queries: Sequence[tuple[str, str]]) -> Made:
+    """``method: rewrite``: the queries rewritten through the stage's provider file."""
+    from rankproof.providers import Provider, load_provider_config
+    from rankproof.retrieval import rewrite_queries
+
+    path = ctx.exp.resolve(stage.provider)
+    config = load_provider_config(path)
+    if "chat" not in config.kinds:
+        raise ConfigError(f"{path}: provider {config.name!r} does not allow chat calls (its "
+                          f"kinds are {list(config.kinds)}); add chat to kinds")
+    with Provider(config) as provider:
+        done = rewrite_queries(queries, provider, prompt=stage.prompt)
+    lines = [json.dumps({"query_id": q, "query": t}, ensure_ascii=False)
+             for q, t in done.queries]
+    (work / QUERIES_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    made = Made(document=QUERIES_FILE, input_files={**ctx.sources.files(), "provider": path})
+    made.summary.update(method=done.method, config_hash=done.config_hash,
+                        queries=len(done.queries), changed=len(done.changed),
+                        provider=dict(done.provider), calls=done.stats["calls"],
+                        cache_hits=done.stats["cache_hits"], failed=len(done.failed),
+                        failures=done.stats["failures"])
+    if done.failed:
+        made.notes.append(f"{len(done.failed)} rewrite call(s) failed; those queries were "
+                          f"kept as they are: {', '.join(done.failed[:5])}")
+    if not done.changed:
+        made.notes.append("query transformation 'rewrite' changed no query")
     return made
 
 

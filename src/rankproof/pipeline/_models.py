@@ -155,21 +155,38 @@ class RetrieveStage(Stage):
 class QueryTransformStage(Stage):
     """The inputs' queries rewritten by one named transformation → ``queries.jsonl``.
 
-    ``method`` is ``none`` or a name of `rankproof.retrieval.query_transforms`; the
-    stage records the transformation's config hash and how many queries changed. A
-    ``retrieve`` stage searches them with ``queries: <this stage's id>``.
+    ``method`` is ``none``, a name of `rankproof.retrieval.query_transforms`, or
+    ``rewrite``: each query rewritten by the chat endpoint of ``provider`` (a provider
+    file, relative to the experiment file) with ``prompt`` (a template holding
+    ``{query}``; default `rankproof.retrieval.QUERY_REWRITE_PROMPT`). The stage records
+    the transformation's config hash and how many queries changed. A ``retrieve``
+    stage searches them with ``queries: <this stage's id>``.
     """
 
     kind: Literal["query_transform"]
     method: str = Field(strict=True, min_length=1)
+    provider: str | None = Field(default=None, strict=True, min_length=1)
+    prompt: str | None = Field(default=None, strict=True, min_length=1)
 
     @field_validator("method")
     @classmethod
     def _known(cls, value: str) -> str:
         from rankproof.retrieval import get_query_transform
 
-        get_query_transform(value)
+        if value != "rewrite":
+            get_query_transform(value)
         return value
+
+    @model_validator(mode="after")
+    def _rewrite(self) -> QueryTransformStage:
+        if self.method == "rewrite":
+            if self.provider is None:
+                raise ValueError("method rewrite needs provider: a provider file (PATH.yaml)")
+            if self.prompt is not None and "{query}" not in self.prompt:
+                raise ValueError("prompt must hold {query}, where the query text goes")
+        elif self.provider is not None or self.prompt is not None:
+            raise ValueError("provider and prompt are for method rewrite")
+        return self
 
 
 class RunFileStage(Stage):
@@ -396,6 +413,6 @@ NAMED_FILES: dict[str, tuple[str, ...]] = {
     "eval": ("rerank_model",), "discover": ("cases", "catalog"),
     "rag": ("answers", "references", "qrels"), "measure": ("subtopics",),
     "rag_compare": ("baseline", "candidates", "references", "qrels"),
-    "compare": ("subtopics",),
+    "compare": ("subtopics",), "query_transform": ("provider",),
 }
 """The fields of each kind that name a file or folder (checked, digested into the key)."""

@@ -39,12 +39,16 @@ from rankproof.retrieval._embed_model import (
 from rankproof.retrieval._fusion import FusionRetriever, fuse
 from rankproof.retrieval._fusion_methods import FusionMethod, Norm, default_norm
 from rankproof.retrieval._query import (
+    QUERY_REWRITE_PROMPT,
     QUERY_STOP_WORDS,
     QueryTransform,
+    RewrittenQueries,
     TransformedQueries,
     get_query_transform,
     query_transforms,
     register_query_transform,
+    rewrite_config_hash,
+    rewrite_queries,
     transform_queries,
 )
 from rankproof.retrieval._rerank import (
@@ -75,6 +79,7 @@ __all__ = [
     "DENSE_INDEXES",
     "HASHING_NOTE",
     "PLUMBING_NOTE",
+    "QUERY_REWRITE_PROMPT",
     "QUERY_STOP_WORDS",
     "BM25Retriever",
     "CrossEncoder",
@@ -91,6 +96,7 @@ __all__ = [
     "QueryTransform",
     "RerankRetriever",
     "Retriever",
+    "RewrittenQueries",
     "SentenceTransformerCrossEncoder",
     "SentenceTransformerEmbedder",
     "ServedEmbedder",
@@ -119,6 +125,8 @@ __all__ = [
     "rerank_unavailable_reason",
     "resolve_embed_model",
     "retrieved_nothing",
+    "rewrite_config_hash",
+    "rewrite_queries",
     "timed_search",
     "torch_threads",
     "transform_queries",

@@ -12,8 +12,15 @@ changed, so two runs can be told apart by more than a name.
   a query made only of stop words is kept whole, since an empty query retrieves
   nothing).
 
-`register_query_transform` adds one (the hook a provider-backed rewrite, such
-as an LLM's, plugs into: issue 24); registering a name twice is an error.
+`register_query_transform` adds one; registering a name twice is an error.
+
+`rewrite_queries` is the one transformation that goes through a model provider
+(``rewrite``): the provider's chat endpoint is asked, per query, for a JSON
+object ``{"query": "..."}`` (structured output, validated) through the provider
+layer's cache, retries and failure counting. Its config hash covers the
+provider's identity (name, base URL, model, temperature) and the prompt's
+digest. A query whose call fails keeps its text (counted); every call failing
+is a `ProviderError` naming the endpoint and the reason.
 """
 
 from __future__ import annotations
@@ -23,9 +30,14 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from rankproof._errors import ConfigError
+
+if TYPE_CHECKING:
+    from rankproof.providers import Provider
 
 #: English function words `strip_stopwords` removes (a short, documented list).
 QUERY_STOP_WORDS: frozenset[str] = frozenset({
@@ -121,3 +133,70 @@ def transform_queries(queries: Sequence[tuple[str, str]], method: str) -> Transf
         if new != text:
             changed.append(qid)
     return TransformedQueries(method, t.config_hash, tuple(out), tuple(changed))
+
+
+#: The default prompt of ``rewrite`` (``{query}`` is replaced by the query text).
+QUERY_REWRITE_PROMPT = (
+    "Rewrite the search query below so that a keyword search engine finds the documents "
+    "that answer it: keep its meaning, expand abbreviations, drop filler words. Reply with "
+    'a JSON object {{"query": "<the rewritten query>"}} and nothing else.\n\n'
+    "Query: {query}")
+
+
+class _Rewritten(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    query: str = Field(min_length=1)
+
+
+@dataclass(frozen=True)
+class RewrittenQueries(TransformedQueries):
+    """`TransformedQueries` from a provider, with its identity and call counts."""
+
+    provider: Mapping[str, Any] = field(default_factory=dict)
+    stats: Mapping[str, Any] = field(default_factory=dict)
+    failed: tuple[str, ...] = ()
+
+
+def rewrite_config_hash(provider: Provider, prompt: str) -> str:
+    """sha256 over ``rewrite``, its version, the provider's identity and the prompt digest."""
+    return QueryTransform("rewrite", lambda text: text, params={
+        "provider": _identity(provider),
+        "prompt_sha256": hashlib.sha256(prompt.encode("utf-8")).hexdigest()}).config_hash
+
+
+def _identity(provider: Provider) -> dict[str, Any]:
+    c = provider.config
+    return {"name": c.name, "base_url": c.base_url, "model": c.model,
+            "temperature": c.temperature}
+
+
+def rewrite_queries(queries: Sequence[tuple[str, str]], provider: Provider, *,
+                    prompt: str | None = None) -> RewrittenQueries:
+    """Every ``(query id, text)`` rewritten by ``provider``'s chat endpoint (``prompt``:
+    a template holding ``{query}``; default `QUERY_REWRITE_PROMPT`)."""
+    from rankproof.providers import ProviderError
+
+    template = QUERY_REWRITE_PROMPT if prompt is None else prompt
+    if "{query}" not in template:
+        raise ConfigError("a rewrite prompt must hold {query}, where the query text goes")
+    out: list[tuple[str, str]] = []
+    changed: list[str] = []
+    failed: list[str] = []
+    last: ProviderError | None = None
+    for qid, text in queries:
+        try:
+            reply = provider.chat(template.replace("{query}", text), schema=_Rewritten)
+            new = " ".join(reply.value.query.split()) or text
+        except ProviderError as exc:
+            last, new = exc, text
+            failed.append(qid)
+        out.append((qid, new))
+        if new != text:
+            changed.append(qid)
+    if last is not None and len(failed) == len(queries):
+        raise ProviderError(f"query transformation 'rewrite': every call failed "
+                            f"({len(failed)} of {len(queries)}); last: {last}",
+                            reason=last.reason, endpoint=last.endpoint, status=last.status)
+    return RewrittenQueries("rewrite", rewrite_config_hash(provider, template), tuple(out),
+                            tuple(changed), provider=_identity(provider),
+                            stats=provider.stats.to_dict(), failed=tuple(failed))
