@@ -317,7 +317,7 @@ def test_a_file_missing_a_field_or_not_json_is_refused(tmp_path: Path) -> None:
         MinScoreCalibration.load(path)
     assert err.value.field == "identity"
     path.write_text('{"corpus_name": "x",\n oops}')
-    with pytest.raises(InputError, match="not valid JSON") as err:
+    with pytest.raises(InputError, match="cannot read the calibration: invalid JSON") as err:
         MinScoreCalibration.load(path)
     assert err.value.line == 2
     path.write_text("[1, 2]")
