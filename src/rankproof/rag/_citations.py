@@ -32,14 +32,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rankproof.rag._answers import Context
-from rankproof.rag._text import squash_whitespace
+from rankproof.rag._text import cited_numbers, squash_whitespace
 
 MIN_QUOTE_WORDS = 3
 
 CitationSource = Literal["field", "markers"]
 QuoteReason = Literal["no_citation", "uncited_passage", "not_found"]
 
-_MARKER = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
 _QUOTE = re.compile(r"\"([^\"]*)\"|“([^“”]*)”")
 
 
@@ -129,7 +128,7 @@ def citation_markers(answer: str) -> list[int]:
     >>> citation_markers("Paris [1]. Old [2, 3][1].")
     [1, 2, 3, 1]
     """
-    return [int(n) for m in _MARKER.finditer(answer) for n in re.split(r"[,;]", m.group(1))]
+    return cited_numbers(answer)
 
 
 def _resolve(ref: int | str, contexts: Sequence[Context]) -> int | None:

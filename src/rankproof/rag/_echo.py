@@ -17,7 +17,6 @@ any model.)
 from __future__ import annotations
 
 import json
-import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,11 +26,10 @@ from typing import Any
 
 from rankproof._errors import ConfigError
 from rankproof._io import PathLike, atomic_write
-from rankproof.rag._text import content_tokens
+from rankproof.rag._text import cited_numbers, content_tokens
 from rankproof.targets import Case, HttpTarget
 
 DEFAULT_ARTIFACT = Path("evals/results/echo-latest.json")
-_MARKER = re.compile(r"\[(\d+)\]")
 
 
 @dataclass(frozen=True)
@@ -65,7 +63,7 @@ def _cited(answer: str, declared: Any, n: int) -> tuple[int, ...]:
     if isinstance(declared, list):
         found = [int(c) for c in declared if isinstance(c, int) and not isinstance(c, bool)]
     else:
-        found = [int(m) for m in _MARKER.findall(answer)]
+        found = cited_numbers(answer)
     return tuple(sorted({c for c in found if 1 <= c <= n}))
 
 

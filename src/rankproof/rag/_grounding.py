@@ -44,15 +44,11 @@ from typing import Any, Protocol, runtime_checkable
 
 from rankproof._errors import ConfigError, InputError, MissingExtraError
 from rankproof._io import PathLike
-from rankproof.rag._text import content_tokens, squash_whitespace, tokens
+from rankproof.rag._text import CITATION_MARKER, content_tokens, squash_whitespace, tokens
 
 NGRAM_ORDERS: tuple[int, ...] = (2, 3, 4)
 DEFAULT_ENTAILMENT_THRESHOLD = 0.5
 
-#: ``[N]``, ``[N, M]`` citation markers: removed from the answer before any grounding
-#: reading, because a bracketed number is not part of the claim (and "[1][7]" would
-#: otherwise become the token "17").
-_MARKERS = re.compile(r"\s*\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\]")
 #: A sentence ends at ., ! or ? (optionally followed by one closing quote or bracket)
 #: followed by whitespace, or at a line break.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"'”’)\]])\s+|\n+")
@@ -121,7 +117,9 @@ def strip_markers(answer: str) -> str:
     >>> strip_markers("Paris [1][2]. Rome [3, 4].")
     'Paris. Rome.'
     """
-    return _MARKERS.sub("", answer)
+    # A bracketed number is not part of the claim (and "[1][7]" would otherwise
+    # become the token "17"), so grounding reads the answer without its markers.
+    return CITATION_MARKER.sub("", answer)
 
 
 def _grams(toks: Sequence[str], n: int) -> list[tuple[str, ...]]:

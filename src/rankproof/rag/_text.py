@@ -37,7 +37,7 @@ STOP_WORDS: frozenset[str] = frozenset(_STOP_WORDS_TEXT.split())
 
 
 #: One citation marker and the whitespace before it: ``[1]``, ``[1, 2]``, ``[3; 4]``.
-CITATION_MARKER = re.compile(r"\s*\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\]")
+CITATION_MARKER = re.compile(r"\s*\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
 
 #: The answer metrics' normalisation, step by step, as reports record it.
 ANSWER_NORMALISATION: tuple[str, ...] = (
@@ -52,6 +52,16 @@ def strip_citations(text: str) -> str:
     '42 MLD. Rome'
     """
     return CITATION_MARKER.sub("", text).strip()
+
+
+def cited_numbers(text: str) -> list[int]:
+    """The passage numbers ``text`` cites, in order, repeats kept: one grammar
+    (`CITATION_MARKER`) for the answer metrics, grounding, citations and the echo check.
+
+    >>> cited_numbers("Rome [2, 3]; Paris [1] and [2]")
+    [2, 3, 1, 2]
+    """
+    return [int(n) for m in CITATION_MARKER.finditer(text) for n in re.split(r"[,;]", m.group(1))]
 
 
 def answer_normalisation(strip: bool = True) -> tuple[str, ...]:
