@@ -68,3 +68,18 @@ def test_carriage_returns_fall_back_to_the_careful_split(tmp_path: Path) -> None
     with pytest.raises(InputError) as got:
         read_trec_run(path)
     assert got.value.line == len(lines) + 1
+
+
+def test_an_msmarco_duplicate_is_named_by_its_line_with_no_careful_parse(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rankproof.data import read_msmarco_run
+
+    lines = [f"q{q}\td{d}\t{d + 1}" for q in range(30) for d in range(20)]
+    text_lines = [*lines[:50], "", *lines[50:], lines[7]]
+    path = tmp_path / "dup.tsv"
+    path.write_text("\n".join(text_lines) + "\n")
+    calls = _count_careful_parses(monkeypatch)
+    with pytest.raises(InputError) as got:
+        read_msmarco_run(path)
+    assert got.value.line == len(text_lines)
+    assert calls == []

@@ -65,8 +65,12 @@ def read_msmarco_run(
             return Run.from_columns(columns.pop("qid"), columns.pop("docid"), _scores(ranks),
                                     ranks, name=run_name, source=source, dedupe=dedupe,
                                     locator=lazy_line_locator(src, MSMARCO_COLUMNS))
-        except InputError:
-            pass  # the careful path below reports it with its line number
+        except InputError as exc:
+            # As for TREC runs: the fast rows are the careful path's, so its refusal
+            # (a duplicate, an empty id) is raised now, located by the newline scan;
+            # only standard input, which has no locator, is parsed again to name the line.
+            if exc.line is not None:
+                raise
     rows, lines = _Lines(src, MSMARCO_COLUMNS, extra_columns).rows()
     ranks = np.empty(len(rows), dtype=np.int64)
     for i, row in enumerate(rows):
