@@ -12,12 +12,15 @@ few queries of the one before; query ``q-417`` is lost at result 6,000.
 Timed, each once after one warm-up call (the randomization trend without one: its cost is
 computing) (a shared machine: read the numbers as orders of
 magnitude): ``trend`` of the newest 50 results (the CLI's default ``--last``) with the
-paired t-test and with the default randomization test (10,000 resamples), and ``since``
-over all 10,000 results; plus the whole CLI (``rankproof history since``, start-up
-included). The generated stores stay in ``--data`` (default ``/tmp/rankproof-bench-
+paired t-test and with the default randomization test (10,000 resamples; its 49 steps are
+tested as one family from one shared draw of sign vectors, `rankproof.stats.paired_tests`),
+and ``since`` over all 10,000 results; plus the whole CLI (``rankproof history since``,
+start-up included). The generated stores stay in ``--data`` (default ``/tmp/rankproof-bench-
 history``) and are reused by the next run.
 
-Run: ``.venv/bin/python benchmarks/bench_history.py [--db sqlite|postgresql|both]``
+Run: ``.venv/bin/python benchmarks/bench_history.py [--db sqlite|postgresql|both]``; a short
+run: ``--results 500`` (or ``$RANKPROOF_BENCH_HISTORY_RESULTS``; the lost query then falls at
+result ``--results × 0.6``).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import time
@@ -37,8 +41,14 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-LOST_QID, LOST_AT = "q-417", 6000
+LOST_QID = "q-417"
+RESULTS = int(os.environ.get("RANKPROOF_BENCH_HISTORY_RESULTS", "10000"))
 START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _lost_at(results: int) -> int:
+    """The result at which ``LOST_QID`` is lost (6,000 of 10,000)."""
+    return max(2, results * 3 // 5)
 
 
 def _fill(url: str, results: int, queries: int, seed: int = 0) -> None:
@@ -73,7 +83,7 @@ def _fill(url: str, results: int, queries: int, seed: int = 0) -> None:
         changed = rng.integers(0, queries, 20)
         values = values.copy()
         values[changed] = rng.choice(levels, len(changed))
-        values[lost] = 1.0 if i < LOST_AT else 0.0
+        values[lost] = 1.0 if i < _lost_at(results) else 0.0
         commit = hashlib.sha1(f"commit {i}".encode()).hexdigest()
         doc = {"schema_version": 1, "tool": {"name": "rankproof"}, "runs": [{"run": "sys"}],
                "provenance": {"git_commit": commit}}
@@ -114,7 +124,7 @@ def _timed(fn: Callable[[], Any], warm: bool = True) -> tuple[float, Any]:
     return time.perf_counter() - t0, out
 
 
-def _measure(url: str, randomization: bool = True) -> dict[str, float]:
+def _measure(url: str, results: int, randomization: bool = True) -> dict[str, float]:
     from rankproof.history import open_store, since, trend
 
     out: dict[str, float] = {}
@@ -126,23 +136,23 @@ def _measure(url: str, randomization: bool = True) -> dict[str, float]:
             out["trend_randomization_s"], _ = _timed(
                 lambda: trend(store, "nDCG@10", run="sys", branch="main"), warm=False)
         out["since_s"], s = _timed(lambda: since(store, LOST_QID, "nDCG@10", run="sys"))
-        assert s.found and s.index == LOST_AT, s
+        assert s.found and s.index == _lost_at(results), s
     t0 = time.perf_counter()
     proc = subprocess.run([str(Path(sys.executable).with_name("rankproof")), "history",
                            "since", LOST_QID, "-m", "nDCG@10", "--run", "sys", "--history",
                            url], capture_output=True, text=True, check=True)
     out["cli_since_s"] = time.perf_counter() - t0
-    assert f"#{LOST_AT}" in proc.stdout, proc.stdout
+    assert f"#{_lost_at(results)}" in proc.stdout, proc.stdout
     return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", choices=("sqlite", "postgresql", "both"), default="both")
-    parser.add_argument("--results", type=int, default=10_000)
+    parser.add_argument("--results", type=int, default=RESULTS)
     parser.add_argument("--queries", type=int, default=7_000)
     parser.add_argument("--no-randomization", action="store_true",
-                        help="Skip the (minutes-long) randomization-test trend.")
+                        help="Skip the randomization-test trend.")
     parser.add_argument("--data", type=Path, default=Path("/tmp/rankproof-bench-history"))
     args = parser.parse_args()
     args.data.mkdir(parents=True, exist_ok=True)
@@ -151,7 +161,7 @@ def main() -> None:
         url = str(args.data / f"history-{args.results}x{args.queries}.db")
         print(f"SQLite: {url}")
         _fill(url, args.results, args.queries)
-        report["sqlite"] = _measure(url, not args.no_randomization)
+        report["sqlite"] = _measure(url, args.results, not args.no_randomization)
         print("  " + json.dumps(report["sqlite"]))
     if args.db in ("postgresql", "both"):
         sys.path.insert(0, str(ROOT))
@@ -163,11 +173,12 @@ def main() -> None:
             url = cluster.create()
             print("PostgreSQL: a throwaway cluster")
             _fill(url, args.results, args.queries)
-            report["postgresql"] = _measure(url, not args.no_randomization)
+            report["postgresql"] = _measure(url, args.results, not args.no_randomization)
             print("  " + json.dumps(report["postgresql"]))
         finally:
             cluster_gen.close()
-    (args.data / "results.json").write_text(json.dumps(report, indent=2))
+    (args.data / f"results-{args.results}x{args.queries}.json").write_text(
+        json.dumps(report, indent=2))
 
 
 if __name__ == "__main__":

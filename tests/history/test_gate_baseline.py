@@ -39,6 +39,14 @@ def test_gate_against_the_latest_result_on_main(
     assert "ndcg_no_regression" in got.stdout and "FAIL" in got.stdout
     data = json.loads(verdict.read_text())
     assert data["passed"] is False
+    # provenance names the stored result (store without password, id), not the temp file
+    with open_store(fresh_url) as store:
+        newest = store.get("latest@main")
+        where = store.where
+    assert data["provenance"]["baseline_history"] == {
+        "ref": "history:latest@main", "history": where, "result_id": newest.id}
+    assert "baseline" not in data["provenance"]["inputs"]
+    assert "rankproof-history-" not in verdict.read_text()
     with open_store(fresh_url) as store:  # the verdict itself was recorded
         assert [r.kind for r in store.results(kind="gate")] == ["rankproof.gate"]
     # an unchanged result passes; the store comes from $RANKPROOF_HISTORY this time

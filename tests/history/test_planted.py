@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 from rankproof.cli import app
 from rankproof.history import open_store, since, trend
+from rankproof.stats import paired_test
 from tests.history._planted import DROP_AT, LOST_AT, LOST_QID, N_RESULTS, RUN_NAME, Planted
 
 
@@ -39,6 +41,22 @@ def test_the_trend_finds_the_drop_at_12_and_only_there(planted: Planted, store_u
     assert drop.difference is not None and drop.difference < -0.1
     assert drop.p_corrected is not None and drop.p_corrected <= 0.05
     assert t.correction == "holm" and len(t.rows) == N_RESULTS - 1
+
+
+def test_each_step_is_its_own_randomization_test(planted: Planted, store_url: str) -> None:
+    """The steps are tested together (one shared draw of sign vectors), with the very
+    p-value and interval each step's own `paired_test` gives; no bootstrap beside them."""
+    with open_store(store_url) as store:
+        t = trend(store, "ndcg@10", run=RUN_NAME, branch="main")
+        series = [store.series(store.get(p.id), RUN_NAME, "nDCG@10")[1] for p in t.points]
+    for i, row in enumerate(t.rows, start=1):
+        qids = sorted(series[i])
+        single = paired_test(np.array([series[i][q] for q in qids]),
+                             np.array([series[i - 1][q] for q in qids]))
+        assert row.result.procedure == "monte-carlo" and row.result.resamples == 10_000
+        assert row.result.p_value == single.p_value
+        assert (row.result.ci_low, row.result.ci_high) == (single.ci_low, single.ci_high)
+        assert row.result.bootstrap_low is None and row.result.bootstrap_high is None
 
 
 def test_since_names_result_15_and_its_commit(planted: Planted, store_url: str) -> None:

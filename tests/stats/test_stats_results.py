@@ -35,13 +35,15 @@ EXPECTED_NAMES = [
     "INTERVAL_METHODS", "OPERATIONS_PER_SECOND", "PROCEDURES", "TESTS", "TEST_INTERVALS",
     "BootstrapResult", "Correction", "Cost",
     "DetectionTable", "IntervalMethod", "NullDistribution", "PairComparison", "PairedInterval",
-    "PairedResult", "PairedScores", "RandomizationResult", "Result", "SignTestResult",
+    "PairedResult", "PairedScores", "RandomizationResult", "Result", "SignFlipFamily",
+    "SignTestResult",
     "SimulatedPower", "TTestResult", "TestName", "TukeyHSDResult", "WilcoxonResult",
     "bootstrap_ci", "check_choice", "check_cost", "check_int", "check_probability",
     "choose_procedure", "correct",
     "detection_table", "nearest_rank", "null_distribution", "paired_interval", "paired_scores",
-    "paired_t", "paired_test", "paired_test_cost", "power", "queries_needed",
-    "randomization_test", "sign", "sign_test", "simulated_power", "tukey_cost",
+    "paired_t", "paired_test", "paired_test_cost", "paired_tests", "power", "queries_needed",
+    "randomization_test", "sign", "sign_flip_family", "sign_test", "simulated_power",
+    "tukey_cost",
     "tukey_hsd_randomized", "wilcoxon",
 ]
 

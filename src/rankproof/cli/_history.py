@@ -51,24 +51,52 @@ def branch_default() -> str | None:
 
 
 def record(url: str | None, paths: Sequence[Path | str | None], *,
-           branch: str | None = None) -> None:
-    """Add the JSON files a command wrote to the history (``url`` None: not asked for)."""
+           branch: str | None = None, only_results: bool = False) -> None:
+    """Add the JSON files a command wrote to the history (``url`` None: not asked for).
+
+    ``only_results``: files that are not a result the store keeps (another kind, not
+    JSON) are passed over instead of refused — for a folder of outputs, such as the stages
+    of an experiment run."""
     if url is None:
         return
+    from rankproof._errors import InputError
     from rankproof.cli._app import print_note
-    from rankproof.history import open_store, read_json_file
+    from rankproof.history import kind_of, open_store, read_json_file
 
     written = [p for p in paths if p is not None and str(p) != "-"]
-    if not written:
+    if not written and not only_results:
         print_note("--history records the JSON a command writes to a file; give -o PATH",
                    about="history")
         return
-    docs = [(str(p), read_json_file(p)) for p in written]
+    docs = []
+    for p in written:
+        try:
+            doc = read_json_file(p)
+            kind_of(doc, str(p))
+        except InputError as exc:
+            if not only_results:
+                raise
+            print_note(f"not recorded: {exc}", about="history")
+            continue
+        docs.append((str(p), doc))
+    if not docs:
+        return
     with open_store(store_url(url)) as store:
         for label, doc in docs:
             rid, new = store.add(doc, label, branch=branch or branch_default())
             print_note(f"{'recorded' if new else 'already recorded'} {rid[:19]} in "
                        f"{store.where}", about="history")
+
+
+#: Where each file `materialize` wrote came from: {path: {"ref", "history", "result_id"}}.
+_SOURCES: dict[str, dict[str, str]] = {}
+
+
+def history_source(path: str | os.PathLike[str] | None) -> dict[str, str] | None:
+    """For a file `materialize` wrote: the reference it was asked for, the store (its URL
+    without a password) and the stored result's id — what provenance records instead of
+    the temporary path; None for any other file."""
+    return None if path is None else _SOURCES.get(os.fspath(path))
 
 
 def is_history_ref(ref: Any) -> bool:
@@ -94,8 +122,10 @@ def materialize(ref: str | os.PathLike[str], url: str | None = None) -> str:
     folder = Path(tempfile.mkdtemp(prefix="rankproof-history-"))
     path = folder / f"{info.id[7:19]}.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
+    _SOURCES[str(path)] = {"ref": text, "history": store.where, "result_id": info.id}
 
     def cleanup() -> None:
+        _SOURCES.pop(str(path), None)
         path.unlink(missing_ok=True)
         folder.rmdir()
 

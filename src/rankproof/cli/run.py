@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Table
 
 from rankproof.cli._app import EXIT_FAILED, app, err_console, error_boundary
+from rankproof.cli._history import history_option, record
 from rankproof.report.console import make_console, plain, print_table
 
 
@@ -35,6 +37,22 @@ def _names(only: bool, names: list[str] | None) -> list[str] | None:
     return list(dict.fromkeys(stages))
 
 
+def _documents(summary: Any) -> list[Path]:
+    """The document each stage that ran or was reused wrote: its ``OUTPUT/<id>/stage.json``
+    names it (``document``; none for a stage that writes only runs or renderings)."""
+    from rankproof.history import read_json_file
+
+    out = []
+    for s in summary.stages:
+        folder = summary.output / s.id
+        if s.status not in ("run", "cached") or not (folder / "stage.json").is_file():
+            continue
+        name = read_json_file(folder / "stage.json").get("document")
+        if isinstance(name, str) and (folder / name).is_file():
+            out.append(folder / name)
+    return out
+
+
 @app.command("run")
 @error_boundary
 def run_command(
@@ -51,6 +69,11 @@ def run_command(
     output: Path | None = typer.Option(None, "-o", "--output", metavar="DIR",
                                        help="Write under DIR instead of the file's output."),
     quiet: bool = typer.Option(False, "--quiet", help="No per-stage progress lines."),
+    history: str | None = history_option(
+        "Also record the results the stages wrote (eval reports, measure JSON, comparisons, "
+        "gate verdicts, RAG and discovery reports; cached stages too) in the results "
+        "history: a SQLite file, postgresql://…, or 'default' ($RANKPROOF_HISTORY, else "
+        ".rankproof/history.db)."),
 ) -> None:
     """Run an experiment file's stages, cached by content; --only, --dry-run."""
     from rankproof.pipeline import load_experiment, plan, run
@@ -88,6 +111,8 @@ def run_command(
     table.add_row("total", "", "", f"{summary.seconds:.1f}")
     print_table(console, table)
     err_console.print(plain(f"outputs in {summary.output} (run.json records this run)"))
+    if history is not None:
+        record(history, _documents(summary), only_results=True)
     if not summary.passed:
         line = plain("gate failed:", style="bold red")
         line.append_text(plain(f" {', '.join(summary.failed_gates)}"))

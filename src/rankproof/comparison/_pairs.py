@@ -39,6 +39,7 @@ from rankproof.stats import (
     paired_interval,
     paired_test,
     paired_test_cost,
+    paired_tests,
     tukey_cost,
     tukey_hsd_randomized,
 )
@@ -82,8 +83,10 @@ def _plural(unit: str) -> str:
 
 def _aligned(p: Pairing) -> tuple[tuple[str, ...], tuple[float, ...], tuple[float, ...]]:
     """The pairing's ids (sorted) and both sides' values; `PairingError` when ids differ."""
-    only_c = sorted(set(p.candidate_scores) - set(p.baseline_scores))
-    only_b = sorted(set(p.baseline_scores) - set(p.candidate_scores))
+    cand, base = p.candidate_scores, p.baseline_scores
+    same = cand.keys() == base.keys()  # the usual case, checked without building sets
+    only_c = [] if same else sorted(set(cand) - set(base))
+    only_b = [] if same else sorted(set(base) - set(cand))
     where = f"{p.context}: " if p.context else ""
     if only_c or only_b:
         raise PairingError(
@@ -94,9 +97,9 @@ def _aligned(p: Pairing) -> tuple[tuple[str, ...], tuple[float, ...], tuple[floa
             only_left=only_c, only_right=only_b)
     if not p.candidate_scores:
         raise InputError(f"{where}no {p.unit} has a value for {p.measure!r}")
-    qids = tuple(sorted(p.candidate_scores))
-    return (qids, tuple(float(p.candidate_scores[q]) for q in qids),
-            tuple(float(p.baseline_scores[q]) for q in qids))
+    qids = tuple(sorted(cand))
+    return (qids, tuple(map(float, map(cand.__getitem__, qids))),
+            tuple(map(float, map(base.__getitem__, qids))))
 
 
 def verdict(p_corrected: float, alpha: float, difference: float,
@@ -280,6 +283,7 @@ def compare_pairs(
     confidence_level: float = 0.95,
     p_corrected: Sequence[float] | None = None,
     intervals: Sequence[Interval] | None = None,
+    bootstrap: bool = True,
 ) -> tuple[ComparisonRow, ...]:
     """Pair, test and correct every pairing as one family; one row each, in order.
 
@@ -300,6 +304,13 @@ def compare_pairs(
     bound proves the exact test's verdict at any level the correction could give the
     row (`rankproof.stats.choose_procedure`, between α/m and α); every other row is
     resampled as before. ``row.result.procedure`` and ``row.result.resamples`` say which.
+
+    The resampled randomization rows are tested together (`rankproof.stats.paired_tests`):
+    one draw of sign vectors per query count serves every row's p-value and both its
+    intervals, and gives the numbers each row's own test would. ``bootstrap=False``
+    leaves out the percentile bootstrap interval those rows report beside their own
+    (``row.result.bootstrap_low`` None) — a trend over many results, which shows none,
+    would spend most of its time drawing it.
     """
     alpha = check_probability(alpha, "alpha")
     for p in pairings:
@@ -324,9 +335,22 @@ def compare_pairs(
         b = np.asarray(base, dtype=np.float64)
         sides.append((c, b))
         level = alpha if p.alpha is None else p.alpha
-        procedure = ("resample" if p.margin is not None or p_corrected is not None
-                     else choose_procedure(c - b, test, level / family, level))
-        procedures.append(procedure)
+        procedures.append("resample" if p.margin is not None or p_corrected is not None
+                          else choose_procedure(c - b, test, level / family, level))
+    # The resampled randomization rows: one pass of shared sign vectors for all of them.
+    together = [i for i, (p, procedure) in enumerate(zip(pairings, procedures, strict=True))
+                if test == "randomization" and procedure == "resample" and p.margin is None]
+    top = max([alpha, *(p.alpha for p in pairings if p.alpha is not None)])
+    top = max(top, 1.0 - (1.0 - top))  # every row's level as its interval reads it (below)
+    tested, signs = paired_tests([sides[i] for i in together],
+                                 confidence_level=confidence_level, resamples=resamples,
+                                 seed=seed, bootstrap=bootstrap, max_level=top)
+    joint = dict(zip(together, tested, strict=True))
+    position = {row: k for k, row in enumerate(together)}
+    for i, (p, (c, b), procedure) in enumerate(zip(pairings, sides, procedures, strict=True)):
+        if i in joint:
+            results.append(dataclasses.replace(joint[i], measure=p.measure))
+            continue
         r = paired_test(c, b, test, confidence_level=confidence_level, resamples=resamples,
                         seed=seed, procedure=procedure)  # type: ignore[arg-type]
         if p.margin is not None:
@@ -352,8 +376,13 @@ def compare_pairs(
     if intervals is None:
         method = TEST_INTERVALS[test]
         built: list[Interval] = []
-        for p, (c, b), level, procedure in zip(pairings, sides, levels, procedures,
-                                               strict=True):
+        for i, (p, (c, b), level, procedure) in enumerate(zip(pairings, sides, levels,
+                                                              procedures, strict=True)):
+            # The level exactly as `paired_interval` reads it back from 1 − level.
+            read = 1.0 - (1.0 - level)
+            if i in position and read <= signs.max_level:
+                built.append((*signs.bounds(position[i], read), level, method))
+                continue
             side = ("two-sided" if p.margin is None
                     else "greater" if p.higher_is_better else "less")
             iv = paired_interval(c, b, method, confidence_level=1.0 - level,  # type: ignore[arg-type]

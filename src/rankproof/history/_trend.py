@@ -121,16 +121,21 @@ def trend(store: HistoryStore, measure: str, *, run: str | None = None,
     pairings = []
     for i in range(1, len(found)):
         before, after = scores[i - 1], scores[i]
-        shared = before.keys() & after.keys()
-        if not shared:
-            raise InputError(f"results {found[i - 1][0].id[:19]} and {found[i][0].id[:19]} "
-                             f"share no query; a trend pairs each point with the one before")
+        if before.keys() != after.keys():  # pair over the queries both hold
+            shared = before.keys() & after.keys()
+            if not shared:
+                raise InputError(f"results {found[i - 1][0].id[:19]} and "
+                                 f"{found[i][0].id[:19]} share no query; a trend pairs each "
+                                 f"point with the one before")
+            before = {q: before[q] for q in shared}
+            after = {q: after[q] for q in shared}
         pairings.append(Pairing(candidate=f"#{i + 1}", baseline=f"#{i}", measure=measure,
-                                candidate_scores={q: after[q] for q in shared},
-                                baseline_scores={q: before[q] for q in shared},
+                                candidate_scores=after, baseline_scores=before,
                                 higher_is_better=hib, context=f"trend step {i + 1}"))
+    # One family, tested together (one draw of sign vectors for every step); a trend
+    # shows no bootstrap interval, so none is drawn beside each step.
     rows = compare_pairs(pairings, test=test, alpha=alpha, correction=correction,
-                         resamples=resamples, seed=seed) if pairings else ()
+                         resamples=resamples, seed=seed, bootstrap=False) if pairings else ()
     points = []
     for i, (info, system, _, values) in enumerate(found):
         row = rows[i - 1] if i else None

@@ -10,7 +10,8 @@ The default comparison is :func:`paired_test` with the sign-flip
 :func:`randomization_test`; :func:`paired_t` is reported beside it;
 :func:`paired_interval` gives the interval that agrees with the test (the
 test inverted over shifts; :func:`bootstrap_ci` the percentile bootstrap
-beside it); :func:`correct` adjusts a family of
+beside it); :func:`paired_tests` runs many such tests from one shared draw of sign
+vectors (:func:`sign_flip_family`), with the same numbers; :func:`correct` adjusts a family of
 p-values (Holm by default). :func:`wilcoxon` and :func:`sign_test` exist for
 comparison with other tools, never as defaults. :func:`null_distribution`
 replays a test from stored per-query differences and its recorded seed, so a
@@ -41,6 +42,7 @@ from rankproof.stats._cost import (
     paired_test_cost,
     tukey_cost,
 )
+from rankproof.stats._family import SignFlipFamily, sign_flip_family
 from rankproof.stats._interval import (
     INTERVAL_LABELS,
     INTERVAL_METHODS,
@@ -56,6 +58,7 @@ from rankproof.stats._paired import (
     PairedResult,
     TestName,
     paired_test,
+    paired_tests,
 )
 from rankproof.stats._parametric import (
     SignTestResult,
@@ -109,6 +112,7 @@ __all__ = [
     "PairedScores",
     "RandomizationResult",
     "Result",
+    "SignFlipFamily",
     "SignTestResult",
     "SimulatedPower",
     "TTestResult",
@@ -130,10 +134,12 @@ __all__ = [
     "paired_t",
     "paired_test",
     "paired_test_cost",
+    "paired_tests",
     "power",
     "queries_needed",
     "randomization_test",
     "sign",
+    "sign_flip_family",
     "sign_test",
     "simulated_power",
     "tukey_cost",

@@ -170,26 +170,38 @@ def randomization_bounds(
     for start in range(0, total, step):
         stop = min(total, start + step)
         pattern = flip.all_bytes(start, stop) if exact else flip.random_bytes(rng, stop - start)
-        a = flip.sums(pattern)
-        c = ones.sums(pattern)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            # A resample counts at δ while |a − δc| ≥ |observed − nδ|; its ends:
-            r1 = np.where(c < n, (observed - a) / (n - c), -math.inf)
-            r2 = np.where(c > -n, (a + observed) / (c + n), math.inf)
-        if alternative == "two-sided":
-            lo, hi = np.minimum(r1, r2), np.maximum(r1, r2)
-            always = (c >= n) | (c <= -n)  # all signs equal: the statistic only changes sign
-            lo[always], hi[always] = -math.inf, math.inf
+        lo, hi = shift_ends(flip.sums(pattern), ones.sums(pattern), n, observed, alternative)
+        if lo is not None:
             low_kept = _keep(low_kept, lo, m, largest=False)
+        if hi is not None:
             high_kept = _keep(high_kept, hi, m, largest=True)
-        elif alternative == "greater":  # counts while δ ≥ r1
-            low_kept = _keep(low_kept, r1, m, largest=False)
-        else:  # "less": counts while δ ≤ r1
-            r1 = np.where(c < n, r1, math.inf)
-            high_kept = _keep(high_kept, r1, m, largest=True)
     low = float(low_kept.max()) if alternative != "less" else -math.inf
     high = float(high_kept.min()) if alternative != "greater" else math.inf
     return low, high
+
+
+def shift_ends(
+    a: FloatArray, c: FloatArray, n: float, observed: float, alternative: str
+) -> tuple[FloatArray | None, FloatArray | None]:
+    """Per resample, the shifts ``δ`` at which it counts as "at least as extreme".
+
+    ``a`` holds ``Σ s_i d_i`` and ``c`` holds ``Σ s_i`` of each resample's signs, ``n``
+    the number of differences and ``observed`` ``Σ d_i``. Two-sided, resample ``s``
+    counts on ``[lo_s, hi_s]``; "greater" from ``lo_s`` up, "less" up to ``hi_s`` (the
+    other end is None). The interval's ends are order statistics of these.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # A resample counts at δ while |a − δc| ≥ |observed − nδ|; its ends:
+        r1 = np.where(c < n, (observed - a) / (n - c), -math.inf)
+        r2 = np.where(c > -n, (a + observed) / (c + n), math.inf)
+    if alternative == "two-sided":
+        lo, hi = np.minimum(r1, r2), np.maximum(r1, r2)
+        always = (c >= n) | (c <= -n)  # all signs equal: the statistic only changes sign
+        lo[always], hi[always] = -math.inf, math.inf
+        return lo, hi
+    if alternative == "greater":  # counts while δ ≥ r1
+        return r1, None
+    return None, np.where(c < n, r1, math.inf)  # "less": counts while δ ≤ r1
 
 
 def percentile_bounds(

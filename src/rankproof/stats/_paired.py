@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -13,6 +14,7 @@ from rankproof.measures import Measure
 from rankproof.stats._asymptotic import normal_bounds, sign_flip_normal
 from rankproof.stats._bootstrap import bootstrap_means
 from rankproof.stats._cost import check_cost, paired_test_cost
+from rankproof.stats._family import SignFlipFamily, sign_flip_family
 from rankproof.stats._interval import (
     INTERVAL_METHODS,
     IntervalMethod,
@@ -200,10 +202,6 @@ def paired_test(
 
     d = pairs.differences
     mean_d = float(d.mean())
-    mean_a, mean_b = float(pairs.a.mean()), float(pairs.b.mean())
-    sd = float(d.std(ddof=1)) if n > 1 else math.nan
-    wins = int(np.count_nonzero(d > 0))
-    losses = int(np.count_nonzero(d < 0))
     exact = False
 
     alpha = 1.0 - confidence_level
@@ -237,22 +235,8 @@ def paired_test(
         s = sign_test(pairs.a, pairs.b, alternative=alternative)
         statistic, p = float(s.wins), s.p_value
 
-    effect_size = mean_d / sd if n > 1 and sd > 0 else None
-    if effect_size is not None and mean_d != 0.0:
-        pw: float | None = _power(mean_d, sd, n, POWER_ALPHA, "two-sided")
-        try:
-            needed: int | None = _queries_needed(mean_d, sd, POWER_TARGET, POWER_ALPHA, "two-sided")
-        except InputError:  # a zero effect: no number of queries detects it
-            needed = None
-    else:
-        pw, needed = None, None
-
     return PairedResult(
-        n=n,
-        mean_a=mean_a,
-        mean_b=mean_b,
-        difference=mean_d,
-        relative_difference=mean_d / mean_b if mean_b != 0.0 else None,
+        **_described(pairs.a, pairs.b, d),
         ci_low=float(ci_low),
         ci_high=float(ci_high),
         ci_method=method,
@@ -264,12 +248,6 @@ def paired_test(
         resamples=resamples if random else None,
         seed=seed if random else None,
         exact=exact,
-        wins=wins,
-        ties=n - wins - losses,
-        losses=losses,
-        effect_size=effect_size,
-        power=pw,
-        queries_needed=needed,
         measure=pairs.measure,
         bootstrap_low=boot_low,
         bootstrap_high=boot_high,
@@ -279,17 +257,15 @@ def paired_test(
     )
 
 
-def _normal_result(a: FloatArray, b: FloatArray, d: FloatArray, alternative: str,
-                   confidence_level: float, measure: str | None) -> PairedResult:
-    """`paired_test`'s result by the normal limit of the randomization test."""
+def _described(a: FloatArray, b: FloatArray, d: FloatArray) -> dict[str, Any]:
+    """What every paired result reports that nothing random decides: the means, the
+    difference, wins/ties/losses, the effect size, post hoc power and queries needed."""
     n = len(d)
     mean_d = float(d.mean())
     mean_b = float(b.mean())
     sd = float(d.std(ddof=1)) if n > 1 else math.nan
     wins = int(np.count_nonzero(d > 0))
     losses = int(np.count_nonzero(d < 0))
-    p, bound = sign_flip_normal(d, alternative)
-    low, high = normal_bounds(d, 1.0 - confidence_level, "two-sided")
     effect_size = mean_d / sd if n > 1 and sd > 0 else None
     pw: float | None = None
     needed: int | None = None
@@ -297,16 +273,78 @@ def _normal_result(a: FloatArray, b: FloatArray, d: FloatArray, alternative: str
         pw = _power(mean_d, sd, n, POWER_ALPHA, "two-sided")
         try:
             needed = _queries_needed(mean_d, sd, POWER_TARGET, POWER_ALPHA, "two-sided")
-        except InputError:
+        except InputError:  # a zero effect: no number of queries detects it
             needed = None
+    return {"n": n, "mean_a": float(a.mean()), "mean_b": mean_b, "difference": mean_d,
+            "relative_difference": mean_d / mean_b if mean_b != 0.0 else None,
+            "wins": wins, "ties": n - wins - losses, "losses": losses,
+            "effect_size": effect_size, "power": pw, "queries_needed": needed}
+
+
+def paired_tests(
+    sides: Sequence[tuple[Scores, Scores]],
+    *,
+    confidence_level: float = 0.95,
+    resamples: int = 10_000,
+    seed: int = 0,
+    batch: int | None = None,
+    bootstrap: bool = True,
+    max_level: float | None = None,
+) -> tuple[tuple[PairedResult, ...], SignFlipFamily]:
+    """`paired_test` (randomization, two-sided, its own interval) of every ``(a, b)``
+    side, the sign-flip parts of all of them from one pass (`sign_flip_family`).
+
+    The same seed draws the same sign vectors for every test of one query count, so each
+    result equals ``paired_test(a, b, confidence_level=…, resamples=…, seed=…)`` field
+    for field; ``bootstrap=False`` leaves out the percentile bootstrap interval drawn
+    beside it (then None, as in a "normal" result), which is most of the time on many
+    queries. The family is returned too: `SignFlipFamily.bounds` gives each side's
+    inverted interval at any level up to ``max_level`` (default ``1 −
+    confidence_level``), e.g. the level a correction gives its row.
+    """
+    confidence_level = check_probability(confidence_level, "confidence_level")
+    resamples = check_int(resamples, "resamples", 1)
+    seed = check_seed(seed)
+    batch = check_batch(batch)
+    level = 1.0 - confidence_level
+    top = level if max_level is None else max(level, check_probability(max_level, "max_level"))
+    paired = [paired_scores(a, b) for a, b in sides]
+    for pairs in paired:
+        check_cost(paired_test_cost(pairs.n, "randomization", "randomization", resamples,
+                                    batch),
+                   described("paired_test (randomization, randomization interval)",
+                             resamples, batch, pairs.n),
+                   knobs="resamples (or batch)", field="resamples")
+    family = sign_flip_family([pairs.differences for pairs in paired], resamples=resamples,
+                              seed=seed, batch=batch, max_level=top)
+    results = []
+    for i, pairs in enumerate(paired):
+        d = pairs.differences
+        boot_low, boot_high = (percentile_bounds(d, level, "two-sided", resamples, seed, batch)
+                               if bootstrap else (None, None))
+        ci_low, ci_high = family.bounds(i, level)
+        results.append(PairedResult(
+            **_described(pairs.a, pairs.b, d), ci_low=ci_low, ci_high=ci_high,
+            ci_method="randomization", confidence_level=confidence_level,
+            p_value=min(1.0, family.p_value(i)), statistic=float(d.mean()),
+            test="randomization", alternative="two-sided", resamples=resamples, seed=seed,
+            exact=family.exact[i], measure=pairs.measure, bootstrap_low=boot_low,
+            bootstrap_high=boot_high,
+            procedure="exact" if family.exact[i] else "monte-carlo"))
+    return tuple(results), family
+
+
+def _normal_result(a: FloatArray, b: FloatArray, d: FloatArray, alternative: str,
+                   confidence_level: float, measure: str | None) -> PairedResult:
+    """`paired_test`'s result by the normal limit of the randomization test."""
+    p, bound = sign_flip_normal(d, alternative)
+    low, high = normal_bounds(d, 1.0 - confidence_level, "two-sided")
     return PairedResult(
-        n=n, mean_a=float(a.mean()), mean_b=mean_b, difference=mean_d,
-        relative_difference=mean_d / mean_b if mean_b != 0.0 else None,
+        **_described(a, b, d),
         ci_low=float(low), ci_high=float(high), ci_method="randomization",
-        confidence_level=confidence_level, p_value=min(1.0, p), statistic=mean_d,
+        confidence_level=confidence_level, p_value=min(1.0, p), statistic=float(d.mean()),
         test="randomization", alternative=alternative, resamples=0, seed=None, exact=False,
-        wins=wins, ties=n - wins - losses, losses=losses, effect_size=effect_size, power=pw,
-        queries_needed=needed, measure=measure, procedure="normal", error_bound=bound)
+        measure=measure, procedure="normal", error_bound=bound)
 
 
 def _bootstrap_p(
