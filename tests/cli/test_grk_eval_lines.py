@@ -74,11 +74,18 @@ def test_4_rerank_with_a_cross_encoder(tmp_path: Path) -> None:
     assert "bm25, dense, fusion, rerank (baseline: bm25)" in out
 
 
-def test_5_synthesis_and_judge_are_not_eval_flags() -> None:
-    """``grk eval --synthesis --judge --chat-model M``: answers are scored by
-    ``rankproof rag score ANSWERS --references R --judge CONFIG`` instead (stored
-    answers, the judge advisory); eval refuses the flags rather than ignoring them."""
+def test_5_synthesis_and_judge_are_eval_flags(tmp_path: Path) -> None:
+    """``grk eval --synthesis --judge --chat-model M``: the chat model is a provider file's
+    ``model`` (``eval --synthesis CHAT.yaml --judge JUDGE.yaml``); the files are read and
+    checked before the plan (tests/rag/test_synthesis.py runs it against a server)."""
     got = CliRunner().invoke(app, ["eval", "--synthesis", "--judge", "--dry-run"])
-    assert got.exit_code == 2 and "No such option: --synthesis" in got.stderr
-    helped = CliRunner().invoke(app, ["rag", "score", "--help"])
-    assert helped.exit_code == 0 and "--judge" in helped.stdout
+    assert got.exit_code == 2  # --synthesis takes a provider file: '--judge' is not one
+    chat = tmp_path / "chat.yaml"
+    chat.write_text("base_url: http://127.0.0.1:9/v1\nmodel: M\n", encoding="utf-8")
+    judge = tmp_path / "judge.yaml"
+    judge.write_text("model: J\nrubric: Is it cited?\nscale: [1, 2, 3, 4, 5]\n"
+                     "endpoint: {base_url: 'http://127.0.0.1:9/v1'}\n", encoding="utf-8")
+    code, out, err = _eval("--synthesis", str(chat), "--judge", str(judge))
+    assert code == 0 and "--dry-run" in out, err
+    assert "M at http://127.0.0.1:9/v1: one answer per answerable query" in " ".join(out.split())
+    assert "judged by J" in out

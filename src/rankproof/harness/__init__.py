@@ -22,12 +22,19 @@ from rankproof.harness._inputs import (
     golden_inputs,
     irds_inputs,
 )
+from rankproof.harness._passages import (
+    SELECTION_MEASURE,
+    SynthesisPassages,
+    best_stage,
+    synthesis_passages,
+)
 from rankproof.harness._report import Abstention, CategoryResult, EvalReport, StageResult
 from rankproof.harness._runresult import run_result_from_report
 from rankproof.harness._stages import compare_report_stages, read_report
 
 __all__ = [
     "DEFAULT_EVAL_MEASURES",
+    "SELECTION_MEASURE",
     "STAGES",
     "Abstention",
     "AurocResult",
@@ -36,8 +43,10 @@ __all__ = [
     "EvalInputs",
     "EvalReport",
     "StageResult",
+    "SynthesisPassages",
     "auroc",
     "beir_inputs",
+    "best_stage",
     "bootstrap_auroc",
     "collapse_to_documents",
     "collection_inputs",
@@ -49,4 +58,5 @@ __all__ = [
     "read_report",
     "run_experiment",
     "run_result_from_report",
+    "synthesis_passages",
 ]

@@ -391,6 +391,9 @@ class EvalReport(_Model):
     comparisons: list[Row]
     caveats: list[str] = Field(default_factory=list)
     evidence: EvidenceField | None = None
+    synthesis: dict[str, Any] | None = None
+    """``eval --synthesis``: answers generated from the best stage's passages, scored
+    (`rankproof.rag.SynthesisResult.to_dict`); None when no answer was synthesized."""
 
     @model_validator(mode="before")
     @classmethod

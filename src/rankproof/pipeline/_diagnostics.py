@@ -90,12 +90,26 @@ def rag_stage(ctx: Context, stage: Any, work: Path) -> Made:
         chosen = tuple(m for m in DEFAULT_METRICS if m not in ANSWER_METRICS)
         notes.append("no references: the answer metrics (exact match, token-F1, ROUGE-L, "
                      "BLEU) are left out")
-    report = score_answers(load_answers(answers), refs,
-                           qrels=None if qrels is None else load_qrels(qrels), metrics=chosen)
+    arm = load_answers(answers)
+    report = score_answers(arm, refs, qrels=None if qrels is None else load_qrels(qrels),
+                           metrics=chosen)
+    summary = None
+    provider = ctx.exp.resolve(stage.provider) if stage.provider else None
+    if stage.llm_metrics is not None and provider is not None:
+        from rankproof.providers import Provider, load_provider_config
+        from rankproof.rag import score_llm_metrics
+
+        with Provider(load_provider_config(provider)) as client:
+            report, summary, failed = score_llm_metrics(report, arm, stage.llm_metrics, client,
+                                                        refs)
+        notes += failed
     made = Made(document="rag.json", notes=[*notes, *report.caveats],
-                input_files={"answers": answers, "references": references, "qrels": qrels})
+                input_files={"answers": answers, "references": references, "qrels": qrels,
+                             "provider": provider})
     made.summary["means"] = dict(report.means)
     doc = {**report.to_dict(), "provenance": stamp(ctx, stage, made)}
+    if summary is not None:
+        doc["llm_metrics"] = summary
     (work / "rag.json").write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n",
                                    encoding="utf-8")
     return made

@@ -82,6 +82,7 @@ from rankproof.rag._llm_metrics import (
     check_llm_metrics,
     llm_metrics,
     merge_llm_metrics,
+    score_llm_metrics,
 )
 from rankproof.rag._metrics import (
     BLEU_MAX_ORDER,
@@ -110,6 +111,13 @@ from rankproof.rag._score import (
     compare_arms,
     score_answers,
 )
+from rankproof.rag._synthesis import (
+    DEFAULT_PROMPT,
+    SynthesisQuery,
+    SynthesisResult,
+    SynthesisSettings,
+    synthesize,
+)
 from rankproof.rag._text import (
     STOP_WORDS,
     content_tokens,
@@ -137,6 +145,7 @@ __all__ = [
     "DEFAULT_BERTSCORE_N",
     "DEFAULT_ENTAILMENT_THRESHOLD",
     "DEFAULT_METRICS",
+    "DEFAULT_PROMPT",
     "GROUNDING_METRICS",
     "JUDGE_METRIC",
     "LLM_METRICS",
@@ -180,6 +189,9 @@ __all__ = [
     "RagReport",
     "References",
     "SentenceEntailment",
+    "SynthesisQuery",
+    "SynthesisResult",
+    "SynthesisSettings",
     "TransformersNLIScorer",
     "TriadCase",
     "TriadDimension",
@@ -223,10 +235,12 @@ __all__ = [
     "rouge_l",
     "run_judge",
     "score_answers",
+    "score_llm_metrics",
     "split_sentences",
     "squash_whitespace",
     "strip_markers",
     "subsample_ids",
+    "synthesize",
     "token_f1",
     "tokens",
     "triad",

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -86,6 +86,25 @@ def citation_echo_check(target: HttpTarget, *, passages: Sequence[str], question
     if not isinstance(target, HttpTarget):
         raise ConfigError("the citation-echo check runs against a real system (an HttpTarget); "
                           "an offline stand-in would measure nothing")
+
+    def ask(question: str, contexts: list[dict[str, str]]) -> tuple[str, Any]:
+        case = Case(id="echo", query=question, meta={"contexts": contexts})
+        response = target.invoke(case)
+        return response.text or "", response.meta.get("citations")
+
+    return run_echo(target.name, ask, passages=passages, question=question, marker=marker,
+                    echo=echo, planted_index=planted_index, artifact=artifact)
+
+
+Ask = Callable[[str, list[dict[str, str]]], tuple[str, Any]]
+"""``(question, contexts) -> (answer, declared citations or None)``: one real call."""
+
+
+def run_echo(name: str, ask: Ask, *, passages: Sequence[str], question: str,
+             marker: str | None = None, echo: str | None = None, planted_index: int = 0,
+             artifact: PathLike = DEFAULT_ARTIFACT) -> EchoResult:
+    """The check itself (`citation_echo_check`) over any real call ``ask``; the
+    synthesis provider's check (`rankproof.rag.synthesize`) goes through here too."""
     if not passages or not 0 <= planted_index < len(passages):
         raise ConfigError(f"planted_index must point into the {len(passages)} passage(s)")
     if marker is None:
@@ -96,14 +115,12 @@ def citation_echo_check(target: HttpTarget, *, passages: Sequence[str], question
     texts = list(passages)
     texts[planted_index] = f"{texts[planted_index].rstrip()} {marker}"
     contexts = [{"id": f"p{i + 1}", "text": t} for i, t in enumerate(texts)]
-    case = Case(id="echo", query=question, meta={"contexts": contexts})
-    response = target.invoke(case)
-    answer = response.text or ""
-    cited = _cited(answer, response.meta.get("citations"), len(contexts))
+    answer, declared = ask(question, contexts)
+    cited = _cited(answer, declared, len(contexts))
     wanted = set(content_tokens(echo))
     echoes = bool(wanted) and wanted <= set(content_tokens(answer))
     cites = (planted_index + 1) in cited
-    result = EchoResult(target=target.name, question=question, marker=marker,
+    result = EchoResult(target=name, question=question, marker=marker,
                         planted_index=planted_index, answer=answer, cited=cited,
                         cites_planted=cites, echoes_marker=echoes, passed=cites and echoes,
                         checked_at=datetime.now(UTC).isoformat(timespec="seconds"))

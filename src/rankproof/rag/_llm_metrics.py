@@ -37,10 +37,10 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from rankproof._errors import ConfigError, InputError
+from rankproof._errors import ConfigError, InputError, TargetError
 from rankproof.measures import register_metric
 from rankproof.providers import Provider, ProviderError
-from rankproof.rag._answers import AnswerRow
+from rankproof.rag._answers import AnswerFile, AnswerRow, References
 from rankproof.rag._score import RagReport
 from rankproof.stats import bootstrap_ci
 from rankproof.targets import CaseRow
@@ -261,6 +261,37 @@ def merge_llm_metrics(report: RagReport, result: LLMMetricsResult) -> RagReport:
         report, run=dataclasses.replace(report.run, rows=rows, metrics=metrics),
         metrics=metrics, unscored={**report.unscored, **result.unscored},
         caveats=tuple(caveats))
+
+
+def score_llm_metrics(report: RagReport, answers: AnswerFile, names: Sequence[str],
+                      provider: Provider, references: References | None = None
+                      ) -> tuple[RagReport, dict[str, Any], list[str]]:
+    """``rag score --llm-metrics`` over a scored report: the metrics added to its rows
+    (`merge_llm_metrics`), the JSON's ``llm_metrics`` summary, and one line per metric
+    with failures (count, share of cases, reasons). Every call failing raises a
+    `TargetError` naming the endpoint and the reasons; ``names`` are checked first
+    (`check_llm_metrics`)."""
+    chosen = check_llm_metrics(names, provider, references is not None)
+    refs = {} if references is None else {q: "; ".join(a)
+                                          for q, a in references.answers.items()}
+    queries = {} if references is None else dict(references.queries)
+    result = llm_metrics(answers.rows, chosen, provider, queries=queries, references=refs)
+    failed = {m: sum(f.values()) for m, f in result.failures.items()}
+    if sum(failed.values()) and not any(result.scores.values()):
+        reasons: dict[str, int] = {}
+        for f in result.failures.values():
+            for r, n in f.items():
+                reasons[r] = reasons.get(r, 0) + n
+        total = sum(reasons.values())
+        shown = "; ".join(f"{r} ({n} of {total} calls)" for r, n in
+                          sorted(reasons.items(), key=lambda kv: -kv[1]))
+        raise TargetError(f"the LLM metrics' provider at {provider.endpoint} failed every "
+                          f"call: {shown}", target=provider.endpoint)
+    lines = [f"{m}: {failed[m]} of {len(answers.rows)} case(s) failed "
+             f"({failed[m] / max(1, len(answers.rows)):.0%}): "
+             + ", ".join(f"{r} {n}" for r, n in f.items())
+             for m, f in result.failures.items() if f]
+    return merge_llm_metrics(report, result), result.summary(), lines
 
 
 def _from_meta(name: str) -> Callable[[Any, Any], float]:

@@ -13,8 +13,11 @@ from rich import box
 from rich.table import Table
 
 from rankproof.harness import EvalReport, StageResult
+from rankproof.report._view_synthesis import synthesis_tables
 from rankproof.report.compare import label
 from rankproof.report.console import plain
+from rankproof.report.markdown import tables_markdown
+from rankproof.report.view import Table as ViewTable
 
 
 def _table(title: str) -> Table:
@@ -124,6 +127,35 @@ def abstention_table(report: EvalReport) -> tuple[Table | None, list[str]]:
     return table, [*notes, *(f"abstention not scored: {r}" for r in reasons)]
 
 
+def _rich(table: ViewTable) -> Table:
+    out = _table(table.title)
+    numeric = table.numeric or (False,) * len(table.columns)
+    for column, num in zip(table.columns, numeric, strict=False):
+        out.add_column(plain(column), justify="right" if num else "left",
+                       style="bold" if column == table.columns[0] else "")
+    for row in table.rows:
+        out.add_row(*(plain(c) for c in row))
+    return out
+
+
+def synthesis_terminal(report: EvalReport) -> list[tuple[Table, list[str]]]:
+    """The synthesis tables (what ran, and the metric means) for the terminal; the
+    per-query answers are in the JSON report and the Markdown/HTML views."""
+    tables = synthesis_tables(report.synthesis, cases=False)
+    out = [(_rich(t), list(t.notes)) for t in tables]
+    if out:
+        out[-1][1].append(f"the {report.synthesis.get('answered') if report.synthesis else 0} "
+                          "answers, their passages and scores: the report's synthesis.cases "
+                          "(rankproof report REPORT.json --html/--md shows them)")
+    return out
+
+
+def synthesis_markdown(report: EvalReport) -> str | None:
+    """The synthesis section in Markdown (with every answer), or None without one."""
+    tables = synthesis_tables(report.synthesis)
+    return tables_markdown(tables) if tables else None
+
+
 def eval_tables(report: EvalReport) -> list[tuple[Table, list[str]]]:
     """Every table of the report's terminal view (before the comparison), with its notes."""
     out: list[tuple[Table, list[str]]] = [(stage_table(report), latency_notes(report))]
@@ -135,4 +167,5 @@ def eval_tables(report: EvalReport) -> list[tuple[Table, list[str]]]:
         out.append((table, notes))
     elif notes:
         out[-1] = (out[-1][0], [*out[-1][1], *notes])
+    out.extend(synthesis_terminal(report))
     return out
