@@ -4,6 +4,12 @@ Usage::
 
     .venv/bin/python benchmarks/measures.py            # MS MARCO scale, 6,980 x 1,000
     .venv/bin/python benchmarks/measures.py --topics 500 --repeat 1   # a quick look
+    .venv/bin/python benchmarks/measures.py --shape both --repeat 1   # MS MARCO, then 1M x 10
+
+``--shape million`` times the query-log shape (1,000,000 topics x 10 documents, one
+relevant each: ``gen_million.py``'s run A and qrels); ``--shape both`` runs both shapes
+in one invocation, prints each table, then the targets side by side, and writes
+``measures-results.json`` (MS MARCO) and ``measures-results-million.json``.
 
 Each system runs in its own fresh process (so peak memory is per system) and
 reports, as JSON: import time, load time (files -> the library's objects),
@@ -21,14 +27,15 @@ The ``rankproof-cli`` row times the command line as a user runs it: one
 ``rankproof measure QRELS RUN -m ... --format csv`` process, from its start to
 its exit with the means printed (interpreter start, imports, reading,
 evaluation, printing: the whole process, wall and CPU from ``wait4``). Its
-target is ≥ 3x faster than pytrec_eval's parse + evaluate (imports excluded
-for pytrec_eval). ``--start-only`` times ``rankproof --version`` and
+target (issue 23) is ≥ 5x faster than pytrec_eval's parse + evaluate on wall *and*
+CPU time (imports excluded for pytrec_eval), at both shapes. ``--start-only`` times
+``rankproof --version`` and
 ``rankproof --help`` (best of 5 processes each) and nothing else; a full run
 prints those figures too.
 
 The ``pyarrow`` row is not an evaluator: it times ``pyarrow.csv.read_csv`` of the
 run alone (every column, multi-threaded), the floor an Arrow-based loader stands
-on; the target is the whole ``rankproof measure`` process within 2x of that read
+on; the target is the whole ``rankproof measure`` process within 1.5x of that read
 (imports excluded for pyarrow), and >= 5x faster than the fastest peer's parse +
 evaluate. Every system's peak memory is also shown above its post-import
 baseline: the peak of a process that only imports what the system needs.
@@ -67,6 +74,7 @@ from typing import Any  # noqa: E402
 
 from _common import (  # noqa: E402
     MSMARCO_DOCS,
+    SyntheticPaths,
     peak_rss_mib,
     run_child,
     start_launcher,
@@ -88,9 +96,10 @@ TOLERANCE = 5e-5  # "agree to 4 decimals"
 TARGETS = {
     "end_to_end_vs_fastest_peer": 3.0,
     "compute_vs_ranx_after_warmup": 3.0,
-    "cli_whole_process_vs_pytrec_eval": 3.0,
+    "cli_whole_process_vs_pytrec_eval": 5.0,
+    "all_trec_vs_pytrec_eval": 3.0,
     "cli_start_max_s": 0.3,
-    "cli_vs_pyarrow_read_max": 2.0,
+    "cli_vs_pyarrow_read_max": 1.5,
     "cli_vs_fastest_peer": 5.0,
 }
 
@@ -593,17 +602,18 @@ def targets(results: dict[str, dict[str, Any]]) -> dict[str, str]:
         cpu = peer["total_cpu_s"] / cli["total_cpu_s"]
         goal = TARGETS["cli_whole_process_vs_pytrec_eval"]
         out["cli_whole_process_vs_pytrec_eval"] = (
-            f"{'MET' if r >= goal else 'NOT MET'} ({r:.1f}x wall, {cpu:.1f}x CPU: "
+            f"{'MET' if min(r, cpu) >= goal else 'NOT MET'} ({r:.1f}x wall, {cpu:.1f}x CPU: "
             f"rankproof measure {cli['total_s']:.2f} s as a whole process vs pytrec_eval "
-            f"parse + evaluate {peer['total_s']:.2f} s; goal {goal:.0f}x)")
+            f"parse + evaluate {peer['total_s']:.2f} s; goal {goal:.0f}x on wall and CPU)")
     if CLI in results and "pyarrow" in results:
         cli, read = results[CLI]["total_s"], results["pyarrow"]["load_s"]
+        cli_cpu, read_cpu = results[CLI]["total_cpu_s"], results["pyarrow"]["load_cpu_s"]
         r = cli / read
         goal = TARGETS["cli_vs_pyarrow_read_max"]
         out["cli_whole_process_vs_pyarrow_read"] = (
-            f"{'MET' if r <= goal else 'NOT MET'} ({r:.2f}x: rankproof measure {cli:.2f} s as "
-            f"a whole process vs pyarrow's read_csv of the run alone {read:.2f} s, imports "
-            f"excluded; goal <= {goal:.0f}x)")
+            f"{'MET' if r <= goal else 'NOT MET'} ({r:.2f}x wall, {cli_cpu / read_cpu:.2f}x "
+            f"CPU: rankproof measure {cli:.2f} s as a whole process vs pyarrow's read_csv of "
+            f"the run alone {read:.2f} s, imports excluded; goal <= {goal}x)")
     if CLI in results and peers:
         fastest = min(peers, key=lambda s: peers[s]["total_s"])
         r = peers[fastest]["total_s"] / results[CLI]["total_s"]
@@ -627,7 +637,7 @@ def targets_all_trec(results: dict[str, dict[str, Any]]) -> dict[str, str]:
     if "pytrec_eval" not in results:
         return out
     peer = results["pytrec_eval"]
-    goal = TARGETS["cli_whole_process_vs_pytrec_eval"]
+    goal = TARGETS["all_trec_vs_pytrec_eval"]
     for system, label in (("rankproof", "all_trec_library_vs_pytrec_eval"),
                           (CLI, "all_trec_cli_whole_process_vs_pytrec_eval")):
         if system not in results:
@@ -668,6 +678,10 @@ def _load_average() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--shape", choices=(*SHAPES, "both"),
+                        help="msmarco: 6,980 x 1,000 (the default sizes); million: 1,000,000 x "
+                             "10 (gen_million.py's run A and qrels); both: one after the other "
+                             "in one invocation (overrides --topics/--depth/--docs)")
     parser.add_argument("--topics", type=int, default=6980)
     parser.add_argument("--depth", type=int, default=1000)
     parser.add_argument("--docs", type=int, default=MSMARCO_DOCS,
@@ -704,11 +718,65 @@ def main(argv: list[str] | None = None) -> int:
                   f"{'MET' if seconds <= goal else 'NOT MET'})")
         return 0
 
-    paths = synthetic_paths(args.out_dir, args.topics, args.depth, args.seed, args.docs)
+    shapes = _shapes(args)
+    verdicts: dict[str, dict[str, str]] = {}
+    agreed = True
+    for shape, (topics, depth, docs) in shapes.items():
+        if len(shapes) > 1:
+            print(f"== shape {shape}: {topics:,} topics x {depth:,} docs ==", file=sys.stderr)
+        ok, shown = run_shape(args, shape, topics, depth, docs)
+        agreed = agreed and ok
+        verdicts[shape] = shown
+    if len(shapes) > 1:
+        print("\nsummary (rankproof measure as a whole process):")
+        for shape, shown in verdicts.items():
+            for name, verdict in shown.items():
+                if name.startswith("cli_"):
+                    print(f"  {shape:<8} {name}: {verdict}")
+    return 0 if agreed else 1
+
+
+SHAPES = {"msmarco": (6980, 1000, MSMARCO_DOCS), "million": (1_000_000, 10, MSMARCO_DOCS)}
+"""``--shape``: (topics, depth, docid space). ``msmarco``: the MS MARCO passage dev subset's
+6,980 topics at depth 1,000 (`_common.write_synthetic`); ``million``: query logs' shape,
+1,000,000 topics x 10 documents, one relevant each (``gen_million.write_million``'s run A)."""
+
+
+def _shapes(args: argparse.Namespace) -> dict[str, tuple[int, int, int]]:
+    """The shapes to run, in order: ``--shape`` (``both``: msmarco then million), else
+    ``--topics``/``--depth``/``--docs`` as given."""
+    if args.shape is None:
+        return {"custom": (args.topics, args.depth, args.docs)}
+    names = list(SHAPES) if args.shape == "both" else [args.shape]
+    return {n: SHAPES[n] for n in names}
+
+
+def _shape_paths(args: argparse.Namespace, shape: str, topics: int, depth: int,
+                 docs: int) -> tuple[Path, Path]:
+    """(run, qrels) of one shape, written first when missing."""
     t = time.perf_counter()
-    if write_synthetic(paths, args.topics, args.depth, args.seed, args.docs):
-        print(f"wrote {paths.run} and {paths.qrels} in {time.perf_counter() - t:.1f} s",
-              file=sys.stderr)
+    if shape == "million":
+        from gen_million import million_paths, write_million
+
+        present = million_paths(args.out_dir, topics, depth, args.seed)
+        wrote = not (present.qrels.exists() and present.a.exists())
+        million = write_million(args.out_dir, topics, depth, args.seed)
+        run, qrels = million.a, million.qrels
+    else:
+        paths = synthetic_paths(args.out_dir, topics, depth, args.seed, docs)
+        wrote = write_synthetic(paths, topics, depth, args.seed, docs)
+        run, qrels = paths.run, paths.qrels
+    if wrote:
+        print(f"wrote {run} and {qrels} in {time.perf_counter() - t:.1f} s", file=sys.stderr)
+    return run, qrels
+
+
+def run_shape(args: argparse.Namespace, shape: str, topics: int, depth: int,
+              docs: int) -> tuple[bool, dict[str, str]]:
+    """Time every system at one shape, print the table, write its JSON:
+    (every system agreed, the targets' verdicts)."""
+    run_file, qrels_file = _shape_paths(args, shape, topics, depth, docs)
+    paths = SyntheticPaths(run=run_file, qrels=qrels_file)
     systems = ["rankproof", *[s for s in args.systems if s != "rankproof"]]
     if args.all_trec:
         systems = [s for s in systems if s in ALL_TREC_SYSTEMS]
@@ -736,9 +804,9 @@ def main(argv: list[str] | None = None) -> int:
     skip = {"pytrec_eval": frozenset(ROUNDING_CHANGED)} if args.all_trec else None
     agreement = check_agreement(results, skip)
     info: dict[str, Any] = {
-        "topics": args.topics, "depth": args.depth, "docs": args.docs, "seed": args.seed,
+        "shape": shape, "topics": topics, "depth": depth, "docs": docs, "seed": args.seed,
         "run_file": str(paths.run), "qrels_file": str(paths.qrels),
-        "run_lines": args.topics * args.depth, "repeat": args.repeat,
+        "run_lines": topics * depth, "repeat": args.repeat,
         "compute_repeat": args.compute_repeat, "cpus": os.cpu_count(),
         "load_start": load_start, "load_end": _load_average(),
         "python": platform.python_version(), "platform": platform.platform(),
@@ -759,13 +827,14 @@ def main(argv: list[str] | None = None) -> int:
                    for s, r in results.items()},
         "agreement": agreement,
     }
-    out = args.out_dir / ("measures-all-trec-results.json" if args.all_trec
-                          else "measures-results.json")
+    stem = "measures-all-trec-results" if args.all_trec else "measures-results"
+    out = args.out_dir / (f"{stem}.json" if shape in ("custom", "msmarco") else
+                          f"{stem}-{shape}.json")
     tmp = out.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(payload, indent=2) + "\n")
     tmp.replace(out)
     print(f"results written to {out}", file=sys.stderr)
-    return 0 if all(a["agree"] for a in agreement) else 1
+    return all(a["agree"] for a in agreement), info["targets"]
 
 
 if __name__ == "__main__":

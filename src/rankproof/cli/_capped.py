@@ -7,22 +7,17 @@ the output is the one the in-memory evaluation prints, byte for byte, and a
 note on standard error says that the run was streamed and in how many
 partitions. A run under the cap is read whole, as without the option.
 
-The sizes, measured on this project's machine (``benchmarks/bench_stream.py``,
-``docs/scaling.md``):
-
-* a TREC run read whole peaks at about 1.35 times its text above the
-  process's post-import size; it is streamed when ``IN_MEMORY_FACTOR`` (1.5)
-  times its text exceeds the cap;
-* a partition holds ``cap / PARTITION_SHARE`` (1/16) of run text; while one is
-  in flight the process holds about 6 to 7 times that (the text and its read
-  buffer, its parse, Arrow's buffers, the allocator's slack): under half the cap;
-* on top of both, any evaluation pays once for the code and tables that Arrow
-  and numpy page in at first use (roughly 40 to 70 MiB resident here, in
-  memory or streamed alike), which no cap can shrink. So the peak above the
-  post-import size stays under ``cap + MEMORY_MARGIN`` (64 MiB): measured 65
-  MiB for the 290 MB benchmark run under a 64 MiB cap, 134 MiB under 256 MiB,
-  and 91 MiB for the 120 MiB run of the test under 64 MiB (against 379 and
-  438 MiB in memory).
+How the cap is kept (`stream_plan`; ``docs/scaling.md`` has the measurements): once
+the qrels are read, what the evaluation holds however the run is read (`held_bytes`: the
+qrels' arrays, the per-topic results, the record of the run's topics seen) is taken off
+the cap. The run is read whole when its estimated in-memory peak (`in_memory_bytes`:
+``IN_MEMORY_FACTOR`` per byte of text and ``IN_MEMORY_BYTES_PER_TOPIC`` per topic,
+the topics estimated from the run's first 4 MiB) fits in the rest; otherwise each
+partition holds 1/``PARTITION_FACTOR`` of the rest as run text (a partition in flight
+holds about 6 to 7 times its text). A cap with no room left is refused before the run
+is read. The process's peak then stays within the cap plus the start-up baseline (the
+peak of the same command on a tiny input, about 100 MiB here):
+``tests/data/test_memory_cap.py`` measures it.
 
 The run must be grouped by topic (``LC_ALL=C sort -s -k1,1 RUN``); a topic
 larger than one partition is refused with the cap it would need.
@@ -31,6 +26,7 @@ larger than one partition is refused with the cap it would need.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -39,13 +35,20 @@ from rankproof._errors import InputError
 
 if TYPE_CHECKING:
     from rankproof.cli._many import RunFileResult, RunFileTask
+    from rankproof.data import Qrels
 
 MEMORY_CAP_ENV = "RANKPROOF_MEMORY_CAP"
-IN_MEMORY_FACTOR = 1.5
+IN_MEMORY_FACTOR = 1.85
+IN_MEMORY_BYTES_PER_TOPIC = 520
+RESULT_BYTES_PER_TOPIC = 160
+SEEN_BYTES_PER_TOPIC = 48
 PARTITION_SHARE = 16
+PARTITION_FACTOR = 16
 MEMORY_MARGIN = 64 << 20
 """What the peak may exceed the cap by, above the post-import size (see the docstring)."""
 _MIN_PARTITION = 64 << 10
+_MIN_ROOM = 16 << 10
+"""The smallest partition a cap is allowed to leave room for (`stream_plan`)."""
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kib": 1 << 10, "kb": 10**3, "m": 1 << 20,
           "mib": 1 << 20, "mb": 10**6, "g": 1 << 30, "gib": 1 << 30, "gb": 10**9,
           "t": 1 << 40, "tib": 1 << 40, "tb": 10**12}
@@ -75,24 +78,87 @@ def memory_cap_option() -> Any:
 
 
 def partition_bytes(cap: int) -> int:
-    """The run text one partition holds under ``cap`` (see the module docstring)."""
+    """The run text one partition holds under ``cap`` with nothing else held (see the
+    module docstring); `stream_plan` takes what the qrels and results need off first."""
     return max(_MIN_PARTITION, cap // PARTITION_SHARE)
 
 
-def should_stream(path: str, cap: int | None) -> bool:
-    """Whether the run at ``path`` is streamed under ``cap``: a Parquet run always (the
-    command reads Parquet no other way), a text run when its estimated in-memory size
-    exceeds the cap. Standard input and pipes (size unknown) are read whole."""
+@dataclass(frozen=True)
+class StreamPlan:
+    """How a run is read under a cap: whole (``partition_bytes`` None) or streamed in
+    partitions of that much text, with the figures that decided it."""
+
+    partition_bytes: int | None
+    held: int
+    """Bytes the cap holds before any of the run: the qrels, the per-topic results and
+    the record of the run's topics (`held_bytes`)."""
+    in_memory: int
+    """The estimated peak of reading and evaluating the run whole (`in_memory_bytes`)."""
+
+
+def held_bytes(qrels: Qrels | None, n_measures: int, run_topics: int) -> int:
+    """What an evaluation holds however the run is read, above the start-up baseline: the
+    qrels' arrays, per qrels topic the values (a matrix, and each partition's own) and the
+    query id the result names it by (``RESULT_BYTES_PER_TOPIC``), and per run topic the
+    record streaming keeps of it (``SEEN_BYTES_PER_TOPIC``)."""
+    if qrels is None:
+        return run_topics * SEEN_BYTES_PER_TOPIC
+    arrays = int(qrels.qid_vocab.nbytes + qrels.docids.nbytes + qrels.qid_codes.nbytes
+                 + qrels.rels.nbytes)
+    per_topic = RESULT_BYTES_PER_TOPIC + 16 * max(1, n_measures)
+    return arrays + len(qrels.qid_vocab) * per_topic + run_topics * SEEN_BYTES_PER_TOPIC
+
+
+def in_memory_bytes(size: int, run_topics: int) -> int:
+    """The estimated peak above the baseline of a run of ``size`` bytes of text and about
+    ``run_topics`` topics read whole: ``IN_MEMORY_FACTOR`` per byte (its columns, the
+    parse, the ranking) and ``IN_MEMORY_BYTES_PER_TOPIC`` per topic (the dictionary of
+    query ids, the per-topic arrays). Measured: 1.8 per byte at 6,980 x 1,000 (MS MARCO),
+    and about 500 bytes per topic more at 1,000,000 x 10 (``benchmarks/measures.py``)."""
+    return int(size * IN_MEMORY_FACTOR) + run_topics * IN_MEMORY_BYTES_PER_TOPIC
+
+
+def stream_plan(path: str, cap: int | None, qrels: Qrels | None = None,
+                n_measures: int = 1) -> StreamPlan | None:
+    """Whether and how the run at ``path`` is read under ``cap``; None without a cap, for
+    standard input or a pipe (size unknown: read whole).
+
+    A Parquet run is always streamed (the command reads Parquet no other way); a text
+    run is streamed when its estimated in-memory peak (`in_memory_bytes`) plus what is
+    held anyway (`held_bytes`) exceeds the cap. Streamed, a partition gets what is left of
+    the cap divided by ``PARTITION_FACTOR`` (what one partition in flight holds per byte
+    of its text); a cap that leaves no room for the smallest partition is refused before
+    the run is read, naming the cap it would take."""
     from rankproof.data import RunPartitions, run_size
 
     if cap is None or path == "-":
-        return False
+        return None
     size = run_size(path)
     if size is None:
-        return False
-    if RunPartitions(path).kind != "trec":
-        return True
-    return size * IN_MEMORY_FACTOR > cap
+        return None
+    reader = RunPartitions(path)
+    topics = reader.estimate_topics() or 0
+    held = held_bytes(qrels, n_measures, topics)
+    whole = in_memory_bytes(size, topics)
+    if reader.kind == "trec" and whole + held <= cap:
+        return StreamPlan(partition_bytes=None, held=held, in_memory=whole)
+    room = (cap - held) // PARTITION_FACTOR
+    if room < _MIN_ROOM:
+        need = -(-(held + _MIN_ROOM * PARTITION_FACTOR) // (1 << 20)) << 20  # whole MiB
+        raise InputError(
+            f"--memory-cap {_mib(cap)} cannot hold this evaluation: before any of the run is "
+            f"read, the qrels and the per-topic results take about {_mib(held)} "
+            f"({0 if qrels is None else len(qrels.qid_vocab):,} qrels topics, about "
+            f"{topics:,} run topics); give --memory-cap {_mib(need)} or more", path=path,
+            field="--memory-cap")
+    return StreamPlan(partition_bytes=int(room), held=held, in_memory=whole)
+
+
+def should_stream(path: str, cap: int | None, qrels: Qrels | None = None,
+                  n_measures: int = 1) -> bool:
+    """Whether the run at ``path`` is streamed under ``cap`` (`stream_plan`)."""
+    plan = stream_plan(path, cap, qrels, n_measures)
+    return plan is not None and plan.partition_bytes is not None
 
 
 def evaluate_capped(task: RunFileTask, cap: int) -> RunFileResult | None:
@@ -103,11 +169,13 @@ def evaluate_capped(task: RunFileTask, cap: int) -> RunFileResult | None:
     from rankproof.measures import evaluate_partitions
 
     path = str(task.run)
-    if not should_stream(path, cap):
+    plan = stream_plan(path, cap, task.qrels, len(task.measures))
+    if plan is None or plan.partition_bytes is None:
         return None
-    parts = stream_run(path, partition_bytes=partition_bytes(cap), dedupe=task.dedupe,  # type: ignore[arg-type]
+    size = plan.partition_bytes
+    parts = stream_run(path, partition_bytes=size, dedupe=task.dedupe,  # type: ignore[arg-type]
                        extra_columns=task.extra_columns)  # type: ignore[arg-type]
-    if parts.kind == "trec" and (fmt := sniff_format(path)) != "trec":
+    if parts.kind == "trec" and (fmt := task.run_format or sniff_format(path)) != "trec":
         raise InputError(f"the run is {fmt}, and a run over --memory-cap is streamed, which "
                          "reads TREC runs and Parquet files or datasets: convert it (rankproof "
                          "export) or raise --memory-cap", path=path)
@@ -120,7 +188,7 @@ def evaluate_capped(task: RunFileTask, cap: int) -> RunFileResult | None:
                              topics=task.topics, order=task.order)  # type: ignore[arg-type]
     s = parts.stats
     note = (f"streamed under --memory-cap {_mib(cap)}: {s.partitions} partition(s) of whole "
-            f"topics, at most {_mib(partition_bytes(cap))} of run text each (largest "
+            f"topics, at most {_mib(size)} of run text each (largest "
             f"{_mib(s.largest)}), {s.rows:,} rows")
     return RunFileResult(per_query=pq, name=parts.name, tag=pq.run_tag, source=parts.source,
                          streamed=note)

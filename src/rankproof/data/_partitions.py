@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import itertools
 import os
 import re
 import sys
@@ -45,6 +46,7 @@ from pathlib import Path
 from typing import IO, Any, cast
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -163,7 +165,7 @@ class RunPartitions:
             stem = stem[: -len(".parquet")]
         self.name = name if name is not None else stem
         self.stats = PartitionStats()
-        self._seen: set[str] = set()
+        self._seen = SeenTopics()
         self._used = False
 
     @property
@@ -179,11 +181,33 @@ class RunPartitions:
             raise InputError("standard input can be read only once", path=self.label)
         self._used = True
         self.stats = PartitionStats()
-        self._seen = set()
+        self._seen = SeenTopics()
+        _release()  # what reading the qrels left in Arrow's pool is not held while streaming
         if self.kind == "trec":
             yield from self._trec()
         else:
             yield from self._arrow()
+
+    def estimate_topics(self, sample: int = 4 << 20) -> int | None:
+        """About how many topics the run holds, from its first ``sample`` bytes of text
+        (the topics per line there, times the lines the whole text would hold): what a
+        memory budget sizes per-topic arrays by, before the run is read. None for
+        standard input, Parquet, or an empty sample."""
+        size = run_size(self.path)
+        if self.path == STDIN or self.kind != "trec" or not size:
+            return None
+        head = bytearray()
+        for block in self._blocks(min(sample, _MAX_BLOCK)):
+            head += block
+            if len(head) >= sample:
+                break
+        end = head.rfind(b"\n") + 1
+        lines = head.count(b"\n", 0, end)
+        if not lines:
+            return None
+        first = [_first_token(raw) for raw in bytes(head[:end]).split(b"\n")[:lines]]
+        changes = 1 + sum(1 for a, b in itertools.pairwise(first) if a != b)
+        return max(1, round(changes * size / end))
 
     # -- TREC text ---------------------------------------------------------
     def _trec(self) -> Iterator[Run]:
@@ -418,7 +442,7 @@ class RunPartitions:
     # -- shared ------------------------------------------------------------
     def _count(self, run: Run, nbytes: int) -> None:
         topics = run.qid_vocab.to_pylist()
-        self._seen.update(topics)
+        self._seen.add(run.qid_vocab, topics)
         s = self.stats
         s.partitions += 1
         s.rows += len(run)
@@ -440,7 +464,49 @@ def _release() -> None:
         _TRIM(0)
 
 
-def _regrouped(run: Run, seen: set[str]) -> str | None:
+class SeenTopics:
+    """The topics of the partitions read so far, in memory that stays small at a million
+    topics: a sorted array of their 64-bit hashes (8 bytes a topic) beside the ids as
+    Arrow strings (their bytes and a 4-byte offset), where a Python set of the ids took
+    about 100 bytes a topic (100 MiB at a million topics, against a cap of a few hundred).
+    A hash met again is checked against the ids themselves, so every answer is exact."""
+
+    def __init__(self) -> None:
+        self._hashes = np.empty(0, dtype=np.int64)
+        self._ids: list[pa.Array] = []
+
+    @staticmethod
+    def _hash(topics: list[str]) -> npt.NDArray[np.int64]:
+        return np.fromiter(map(hash, topics), dtype=np.int64, count=len(topics))
+
+    def first_seen(self, topics: list[str]) -> str | None:
+        """The first of ``topics`` met in an earlier partition, or None."""
+        if not len(self._hashes) or not topics:
+            return None
+        h = self._hash(topics)
+        at = np.minimum(np.searchsorted(self._hashes, h), len(self._hashes) - 1)
+        hits = np.flatnonzero(self._hashes[at] == h)
+        if not len(hits):
+            return None
+        known = pa.chunked_array(self._ids, type=pa.string())
+        for i in hits.tolist():
+            if pc.any(pc.equal(known, topics[i])).as_py():
+                return topics[i]
+        return None  # hashes alike, ids not
+
+    def __contains__(self, topic: object) -> bool:
+        return isinstance(topic, str) and self.first_seen([topic]) is not None
+
+    def add(self, vocab: pa.Array, topics: list[str]) -> None:
+        """Remember a partition's topics (``vocab`` as Arrow strings, ``topics`` the same
+        ids as a list)."""
+        if not topics:
+            return
+        self._hashes = np.sort(np.concatenate((self._hashes, self._hash(topics))))
+        self._ids.append(vocab.cast(pa.string()))
+
+
+def _regrouped(run: Run, seen: SeenTopics) -> str | None:
     """A topic of ``run`` met in an earlier partition or in two separate blocks of
     rows here, or None when the run's topics are contiguous and new."""
     codes = run.qid_codes
@@ -452,10 +518,7 @@ def _regrouped(run: Run, seen: set[str]) -> str | None:
             if first[code]:
                 return str(topics[code])
             first[code] = True
-    for topic in topics:
-        if topic in seen:
-            return str(topic)
-    return None
+    return seen.first_seen([str(t) for t in topics])
 
 
 def _shifted(exc: InputError, offset: int) -> InputError:

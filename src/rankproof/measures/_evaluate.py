@@ -144,10 +144,11 @@ def evaluate(
     ).astype(np.int64)
     present = np.zeros(n_qrels_topics, dtype=bool)
     present[tmap[tmap >= 0]] = True
-    dropped = tuple(v for v, t in zip(run.qid_vocab.to_pylist(), tmap.tolist(), strict=True)
-                    if t < 0)
+    # The few dropped and missing ids are picked by Arrow: no Python pass over every topic
+    # (and no ``pa.array(ndarray)``, which imports pandas).
+    dropped = tuple(run.qid_vocab.take(arrow_indices(np.flatnonzero(tmap < 0))).to_pylist())
     qrels_topics = qrels.qid_vocab.to_pylist()
-    missing = tuple(q for q, p in zip(qrels_topics, present.tolist(), strict=True) if not p)
+    missing = tuple(qrels.qid_vocab.take(arrow_indices(np.flatnonzero(~present))).to_pylist())
     if len(run) and not present.any() and topics == "complete":
         raise _disjoint_error(run, qrels_topics)
 
@@ -196,7 +197,7 @@ def evaluate(
 
     if topics == "intersection":
         keep = present
-        qids = tuple(q for q, p in zip(qrels_topics, present.tolist(), strict=True) if p)
+        qids = tuple(qrels.qid_vocab.take(arrow_indices(np.flatnonzero(present))).to_pylist())
         values = values[keep]
         zero_filled: tuple[str, ...] = ()
         not_evaluated = missing

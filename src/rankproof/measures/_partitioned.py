@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from rankproof._errors import InputError
 from rankproof.data import (
@@ -41,6 +42,7 @@ from rankproof.data import (
     as_qrels,
     rank_column_problems,
     ranked_order,
+    to_numpy_filled,
 )
 from rankproof.measures._evaluate import (
     check_options,
@@ -61,11 +63,21 @@ class _TopicSlices:
 
     def __init__(self, qrels: Qrels) -> None:
         self.qrels = qrels
-        self.topics: list[str] = qrels.qid_vocab.to_pylist()
-        self.index = {t: i for i, t in enumerate(self.topics)}
+        self.n_topics = len(qrels.qid_vocab)
         codes = qrels.qid_codes.astype(np.int64)
         self.rows = np.argsort(codes, kind="stable")
-        self.bounds = np.searchsorted(codes[self.rows], np.arange(len(self.topics) + 1))
+        self.bounds = np.searchsorted(codes[self.rows], np.arange(self.n_topics + 1))
+
+    def index(self, vocab: pa.Array) -> npt.NDArray[np.int64]:
+        """The qrels topic index of each id of ``vocab`` (-1: not a qrels topic), found by
+        Arrow: no Python dict of every topic (about 130 MiB at a million topics)."""
+        return to_numpy_filled(pc.index_in(vocab, value_set=self.qrels.qid_vocab),
+                               -1).astype(np.int64)
+
+    @property
+    def topics(self) -> list[str]:
+        """Every qrels topic id (made when the result is, not held while streaming)."""
+        return list(self.qrels.qid_vocab.to_pylist())
 
     def subset(self, topics: npt.NDArray[np.int64]) -> Qrels:
         """The qrels of ``topics`` (ascending topic indices), rows in their original
@@ -81,10 +93,10 @@ class _TopicSlices:
                      source=q.source)
 
 
-def _no_run_qid(taken: set[str]) -> str:
-    """A query id that no qrels topic has (for a one-row stand-in run)."""
+def _no_run_qid(taken: pa.Array) -> str:
+    """A query id that no qrels topic (``taken``) has, for a one-row stand-in run."""
     qid = "\x01rankproof-no-topic"
-    while qid in taken:
+    while pc.is_in(pa.array([qid]), value_set=taken)[0].as_py():
         qid += "\x01"
     return qid
 
@@ -118,12 +130,14 @@ def evaluate_partitions(
     ms = resolve_measures(measures)
     check_options(topics, rel_level)
     slices = _TopicSlices(qrels)
-    n_topics = len(slices.topics)
+    n_topics = slices.n_topics
     values = np.zeros((n_topics, len(ms)), dtype=np.float64)
+    # Per topic, only arrays: ``present`` says which qrels topics a partition held (so a
+    # judged topic in two partitions is found there); the run's unjudged topics, few in
+    # any real run, are the one Python collection.
     present = np.zeros(n_topics, dtype=bool)
     dropped: list[str] = []
-    run_topics: list[str] = []
-    seen: set[str] = set()
+    unjudged: set[str] = set()
     first: Run | None = None
     notes: tuple[str, ...] = ()
     n_ties = n_rows = n_deduped = 0
@@ -131,14 +145,18 @@ def evaluate_partitions(
     all_integer, n_rising, n_varied = True, 0, 0
     for part in partitions:
         first = part if first is None else first
-        part_topics = [str(t) for t in part.qid_vocab.to_pylist()]
-        again = seen.intersection(part_topics)
+        index = slices.index(part.qid_vocab)
+        judged = np.sort(index[index >= 0])
+        new_unjudged = [str(t) for t in part.qid_vocab.take(
+            arrow_indices(np.flatnonzero(index < 0))).to_pylist()]
+        again = ([slices.qrels.qid_vocab[int(i)].as_py() for i in judged[present[judged]]]
+                 + sorted(unjudged.intersection(new_unjudged)))
         if again:
             raise InputError(f"topic {sorted(again)[0]!r} is in two partitions: partitions "
                              "must hold disjoint sets of whole topics", path=part.source,
                              field="qid")
-        seen.update(part_topics)
-        run_topics.extend(part_topics)
+        unjudged.update(new_unjudged)
+        dropped.extend(new_unjudged)
         notes = notes or part.notes
         n_rows += len(part)
         n_deduped += part.n_dropped_duplicates
@@ -151,9 +169,6 @@ def evaluate_partitions(
             all_integer &= integer
             n_rising += rising
             n_varied += varied
-        index = [slices.index.get(t, -1) for t in part_topics]
-        dropped.extend(t for t, i in zip(part_topics, index, strict=True) if i < 0)
-        judged = np.array(sorted(i for i in index if i >= 0), dtype=np.int64)
         if len(judged):
             pq = evaluate(slices.subset(judged), part, ms, rel_level=rel_level,
                           topics="intersection", order=order)
@@ -163,22 +178,24 @@ def evaluate_partitions(
     if first is None:
         raise InputError("the run has no partitions (no rows)")
     if n_rows and not present.any() and topics == "complete":
-        raise disjoint_error(first.name, run_topics, first.source, slices.topics)
+        # No run topic is judged: the run's topics are exactly ``dropped``.
+        raise disjoint_error(first.name, dropped, first.source, slices.topics)
     missing = np.flatnonzero(~present)
+    all_topics = slices.topics
     if len(missing) and topics != "intersection":
-        stand_in = Run.from_columns(pa.array([_no_run_qid(set(slices.topics))]),
+        stand_in = Run.from_columns(pa.array([_no_run_qid(qrels.qid_vocab)]),
                                     pa.array(["-"]), np.zeros(1), name=first.name)
         pq = evaluate(slices.subset(missing), stand_in, ms, rel_level=rel_level,
                       topics="complete-allow-disjoint")
         values[missing] = pq.values
-    missing_topics = tuple(slices.topics[i] for i in missing.tolist())
+    missing_topics = tuple(all_topics[i] for i in missing.tolist())
     if topics == "intersection":
-        qids = tuple(slices.topics[i] for i in np.flatnonzero(present).tolist())
+        qids = tuple(all_topics[i] for i in np.flatnonzero(present).tolist())
         values = values[present]
         zero_filled: tuple[str, ...] = ()
         not_evaluated = missing_topics
     else:
-        qids = tuple(slices.topics)
+        qids = tuple(all_topics)
         zero_filled = missing_topics
         not_evaluated = ()
     out_notes = evaluation_notes(notes, n_ties, first.dedupe, n_deduped, qrels,

@@ -1,0 +1,136 @@
+"""Progress bars of ``measure`` and ``compare``: on a terminal (a real pseudo-terminal as
+standard error), never in a pipe, never with ``--quiet``, and never in the result.
+
+Each test spawns ``python -m rankproof`` as a user's shell would, its standard error on the
+slave side of a pty (``pty.openpty``) and its standard output on a pipe, reads every byte the
+child writes to the terminal, and checks both: the progress text is on the terminal, and the
+JSON on standard output is the one a run without any terminal prints.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+TOPICS, DEPTH = 60_000, 10
+
+
+def _write_run(path: Path, rng: np.random.Generator, tag: str) -> None:
+    qid = np.repeat(np.arange(TOPICS), DEPTH)
+    doc = rng.integers(0, 10**9, size=TOPICS * DEPTH)
+    doc = doc + np.tile(np.arange(DEPTH), TOPICS) * 10**9  # distinct within a topic
+    rank = np.tile(np.arange(1, DEPTH + 1), TOPICS)
+    score = 100.0 - rank + rng.random(TOPICS * DEPTH) * 0.5
+    with path.open("w") as fh:
+        fh.writelines(f"q{q} Q0 d{d} {r} {s:.4f} {tag}\n"
+                      for q, d, r, s in zip(qid, doc, rank, score, strict=True))
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """A qrels and two runs of 60,000 topics x 10 documents (about 20 MB each)."""
+    folder = tmp_path_factory.mktemp("progress")
+    rng = np.random.default_rng(7)
+    a, b, qrels = folder / "a.trec", folder / "b.trec", folder / "qrels.txt"
+    _write_run(a, rng, "a")
+    _write_run(b, rng, "b")
+    with a.open() as fh, qrels.open("w") as out:
+        for i, line in enumerate(fh):  # one relevant document per topic, at a random rank
+            if i % DEPTH == (i // DEPTH) % 7:
+                q, _, d, *_ = line.split()
+                out.write(f"{q} 0 {d} 1\n")
+    return qrels, a, b
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM", "COLUMNS")}
+    # A delay of 0: every stage is shown however fast this machine runs it (the default
+    # second is for people; the test must not depend on the machine's speed).
+    env.update(TERM="xterm-256color", COLUMNS="120", RANKPROOF_PROGRESS_DELAY="0")
+    return env
+
+
+def _in_pty(args: list[str]) -> tuple[int, bytes, bytes]:
+    """Run the CLI with standard error on a pty: (exit status, stdout, the terminal's bytes).
+
+    Standard output goes to a file, not a pipe: a pipe left unread while the terminal is
+    read would block a child that prints more than the pipe holds."""
+    master, slave = pty.openpty()
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen([sys.executable, "-m", "rankproof", *args],
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=slave, env=_env())
+        os.close(slave)
+        seen = bytearray()
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the child closed its side of the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+        os.close(master)
+        code = proc.wait()
+        out.seek(0)
+        return code, out.read(), bytes(seen)
+
+
+def _in_pipe(args: list[str]) -> tuple[int, bytes, bytes]:
+    done = subprocess.run([sys.executable, "-m", "rankproof", *args], capture_output=True,
+                          env=_env(), check=False, stdin=subprocess.DEVNULL)
+    return done.returncode, done.stdout, done.stderr
+
+
+def _rows(stdout: bytes) -> object:
+    doc = json.loads(stdout)
+    doc.pop("provenance", None)
+    return doc
+
+
+def test_compare_shows_progress_on_a_terminal_only(inputs: tuple[Path, Path, Path]) -> None:
+    qrels, a, b = inputs
+    args = ["compare", str(qrels), str(a), str(b), "-m", "nDCG@10", "-m", "RR@10",
+            "--format", "json", "--evidence-depth", "0"]
+    code, out, terminal = _in_pty(args)
+    assert code == 0, terminal.decode("utf-8", "replace")
+    assert b"reading and evaluating 2 runs" in terminal
+    assert b"comparing 2 runs x 2 measure(s)" in terminal
+    assert b"MB" in terminal  # the bytes read of the files' size
+    assert b"\x1b[" in terminal  # drawn and erased with terminal control sequences
+
+    code, piped_out, piped_err = _in_pipe(args)
+    assert code == 0
+    assert b"reading" not in piped_err and b"comparing" not in piped_err
+    assert b"\x1b" not in piped_err
+    # The result is intact: the same rows, terminal or not.
+    assert _rows(out) == _rows(piped_out)
+    assert b"\x1b" not in out
+
+
+def test_quiet_turns_it_off_on_a_terminal(inputs: tuple[Path, Path, Path]) -> None:
+    qrels, a, _ = inputs
+    for flag in ("--quiet", "--no-progress"):
+        code, out, terminal = _in_pty(["measure", str(qrels), str(a), "-m", "nDCG@10",
+                                       "--format", "csv", flag])
+        assert code == 0
+        assert b"reading" not in terminal and b"\x1b[" not in terminal
+        assert out.decode().splitlines()[0].startswith("run")
+
+
+def test_measure_shows_progress_and_prints_the_same_means(
+        inputs: tuple[Path, Path, Path]) -> None:
+    qrels, a, _ = inputs
+    args = ["measure", str(qrels), str(a), "-m", "nDCG@10", "-m", "RR@10", "--format", "csv"]
+    code, out, terminal = _in_pty(args)
+    assert code == 0
+    assert b"1 run(s)" in terminal
+    code, piped, err = _in_pipe(args)
+    assert code == 0 and out == piped and b"\x1b" not in err
