@@ -91,7 +91,7 @@ def test_every_fixture_compiles(kind: str, tmp_path: Path) -> None:
 
 def test_verdict_rows_carry_marks_and_their_own_interval() -> None:
     view = view_of(FIXTURES / "cmp.json")
-    fragment = render_latex(view)
+    fragment = render_latex(view, style="long")
     body = fragment.split(r"\midrule", 1)[1].split(r"\bottomrule", 1)[0]
     rows = [line for line in body.splitlines() if line.endswith(r"\\")]
     assert len(rows) == len(view.verdicts) == 10
@@ -105,7 +105,7 @@ def test_verdict_rows_carry_marks_and_their_own_interval() -> None:
         assert cells[4] == f"${v.difference:+.4f}{mark}$"
     assert fragment.count(r"^{\dagger}") == 8 + 1  # eight better rows and the note
     assert "holm" in fragment and r"$\alpha = 0.05$" in fragment
-    gate = render_latex(view_of(FIXTURES / "gate.json"))
+    gate = render_latex(view_of(FIXTURES / "gate.json"), style="long")
     assert r"$-0.0582^{\ddagger}$ & $-0.1138$ & $-0.0025$ & 95\% & 0.0408 \\" in gate
 
 
@@ -128,7 +128,7 @@ def test_tex_text(raw: str, expected: str) -> None:
 @needs_pdflatex
 def test_hostile_names_compile_and_print_as_written(tmp_path: Path) -> None:
     view = hostile_view()
-    fragment = render_latex(view)
+    fragment = render_latex(view, style="long")
     escaped = tex_text(HOSTILE)
     assert escaped in fragment
     body = fragment.split(r"\midrule", 1)[1].split(r"\bottomrule", 1)[0]

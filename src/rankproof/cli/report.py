@@ -16,6 +16,7 @@ from pathlib import Path
 
 import typer
 
+from rankproof._errors import InputError
 from rankproof._io import commit_all
 from rankproof.cli._app import app, error_boundary, print_note
 from rankproof.cli._outputs import STDIN, force_option, guard_outputs
@@ -42,9 +43,20 @@ def report_command(
     latex_out: Path | None = typer.Option(None, "--latex", metavar="OUT.tex",
                                           help="A booktabs table fragment, with OUT.sources.json "
                                                "naming the input's digest and this command."),
+    latex_style: str = typer.Option(
+        "wide", "--latex-style", metavar="wide|long",
+        help="--latex of a comparison or eval: wide (one row per system, one column per "
+             "measure, best values bold) or long (one row per verdict)."),
+    detail: bool = typer.Option(
+        False, "--detail",
+        help="HTML: list every verdict row in the leading table's verdicts instead of folding "
+             "those with no detectable difference into one line per measure."),
     force: bool = force_option(),
 ) -> None:
     """Render any rankproof JSON as one offline HTML file, Markdown or LaTeX."""
+    if latex_style not in ("wide", "long"):
+        raise InputError(f"--latex-style must be wide or long, got {latex_style!r}",
+                         field="--latex-style")
     if html_out is None and md_out is None and latex_out is None:
         md_out = Path(STDIN)
     sidecar = sources_path(latex_out) if latex_out is not None and str(latex_out) != STDIN \
@@ -59,7 +71,7 @@ def report_command(
     if html_out is not None:
         from rankproof.report.html import render_html
 
-        rendered.append(("HTML", html_out, render_html(view)))
+        rendered.append(("HTML", html_out, render_html(view, detail=detail)))
     if md_out is not None:
         from rankproof.report.markdown import render_markdown
 
@@ -67,12 +79,13 @@ def report_command(
     if latex_out is not None:
         from rankproof.report.latex import latex_sources, render_latex
 
-        rendered.append(("LaTeX", latex_out, render_latex(view)))
+        rendered.append(("LaTeX", latex_out, render_latex(view, style=latex_style)))
         if sidecar is not None:
             command = ["rankproof", "report", str(document)]
             for flag, path in (("--html", html_out), ("--md", md_out), ("--latex", latex_out)):
                 if path is not None:
                     command += [flag, str(path)]
+            command += ["--latex-style", latex_style] + (["--detail"] if detail else [])
             sources = latex_sources(view, command=command, output=latex_out.name)
             rendered.append(("sources", sidecar, json.dumps(sources, indent=2) + "\n"))
     commit_all([(path, text) for _, path, text in rendered if str(path) != STDIN])

@@ -8,11 +8,18 @@ escaped, so a name can neither colour a terminal nor break a table.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from rich import box
 from rich.table import Table
 
-from rankproof.comparison import Comparison, ComparisonRow
+from rankproof.comparison import Comparison, ComparisonRow, format_end
 from rankproof.report.console import escape_controls
+from rankproof.report.view import Matrix, MatrixCell, Verdict
+
+if TYPE_CHECKING:
+    from rich.console import Console
 from rankproof.stats import INTERVAL_LABELS
 
 _HEADERS = ("system", "baseline", "mean", "Δ", "rel Δ", "CI", "level", "p", "p corr",
@@ -192,4 +199,112 @@ def comparison_compact_table(c: Comparison) -> tuple[Table, list[str]]:
     if needed:
         footer.append("n.s.* = no detectable difference, underpowered; queries needed for 80% "
                       "power: " + "; ".join(needed))
+    return table, footer
+
+
+#: The glyphs of a cell's verdict against the baseline, in every text format.
+MARK_GLYPHS = {"better": "†", "worse": "‡", "": ""}
+_SUPERSCRIPTS = dict(zip("abcdefghijklmnoprstuvwxyz0123456789",
+                         "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ⁰¹²³⁴⁵⁶⁷⁸⁹", strict=True))
+
+
+def superscript(text: str) -> str:
+    """``text`` in Unicode superscript letters where one exists (``ab`` → ``ᵃᵇ``); a text with
+    a letter that has none (``q``) is written ``^(text)``."""
+    if all(c in _SUPERSCRIPTS for c in text):
+        return "".join(_SUPERSCRIPTS[c] for c in text)
+    return f"^({text})"
+
+
+def note_marks(notes: Sequence[int]) -> str:
+    """Footnote numbers as every text table writes them: `` [1,2]`` (empty when none)."""
+    return f" [{','.join(map(str, notes))}]" if notes else ""
+
+
+def matrix_cell_text(cell: MatrixCell) -> str:
+    """A cell as plain text: value, verdict glyph, the letters it beats, footnote numbers."""
+    beats = ""
+    if cell.beats:
+        single = all(len(b) == 1 for b in cell.beats)
+        beats = superscript("".join(cell.beats)) if single else f"^({','.join(cell.beats)})"
+    return cell.text + MARK_GLYPHS.get(cell.mark, "") + beats + note_marks(cell.notes)
+
+
+def matrix_table(m: Matrix) -> tuple[Table, list[str]]:
+    """The systems × measures table for the terminal (best values bold), and the lines printed
+    under it: the legend, the intervals' level and each footnote once (`Matrix` holds them)."""
+    from rich.text import Text
+
+    from rankproof.report.console import plain
+
+    table = Table(title=plain(m.title), title_justify="left", box=box.SIMPLE_HEAD)
+    table.add_column("system", justify="left")
+    for name, notes in zip(m.columns, m.column_notes or [()] * len(m.columns), strict=True):
+        table.add_column(plain(name + note_marks(notes)), justify="right")
+    for row in m.rows:
+        system = plain(row.system + (f" ({row.letter})" if m.pairs == "all" else "")
+                       + (" (baseline)" if row.is_baseline else ""))
+        cells = [Text(escape_controls(matrix_cell_text(c)), style="bold" if c.best else "")
+                 for c in row.cells]
+        table.add_row(system, *cells)
+    lines = [*m.legend, *([m.levels] if m.levels else []),
+             *(f"[{i}] {n}" for i, n in enumerate(m.footnotes, 1))]
+    return table, lines
+
+
+def print_matrix(console: Console, m: Matrix) -> None:
+    """Print the systems × measures table and, under it, its legend, level and footnotes."""
+    from rankproof.report.console import plain, print_table
+
+    table, lines = matrix_table(m)
+    print_table(console, table)
+    for line in lines:
+        console.print(plain(line))
+
+
+def _verdict_cells(v: Verdict, marks: str) -> tuple[str, ...]:
+    interval = ("—" if v.ci_low is None or v.ci_high is None
+                else f"[{format_end(v.ci_low, 3)}, {format_end(v.ci_high, 3)}]")
+    wtl = "—" if v.wins is None else f"{v.wins}/{v.ties}/{v.losses}"
+    short = {"better": "better", "worse": "worse", "no detectable difference": "n.s.",
+             "non-inferior": "non-inf.", "not shown non-inferior": "not non-inf."}
+    return (v.candidate + marks, "—" if v.difference is None else format_end(v.difference),
+            interval, p_text(v.p_corrected), wtl,
+            short.get(v.verdict, v.verdict) + ("*" if v.underpowered else ""))
+
+
+def verdicts_table(m: Matrix, *, detail: bool = False) -> tuple[Table, list[str]]:
+    """The verdict rows under the systems × measures table (``rankproof eval``): per measure
+    the detected differences, and the rows with no detectable difference folded into one
+    line (each listed with ``detail``). The intervals' level is the table's, said once in
+    the matrix's lines; footnote numbers are the matrix's (printed there, once)."""
+    table = Table(title=f"verdicts vs {m.baseline}", title_justify="left",
+                  box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, collapse_padding=True,
+                  show_edge=False)
+    for h, just in (("measure", "left"), ("stage", "left"), ("Δ", "right"), ("CI", "left"),
+                    ("p corr", "right"), ("W/T/L", "right"), ("verdict", "left")):
+        table.add_column(h, justify=just, no_wrap=True)  # type: ignore[arg-type]
+    notes = {n: i for i, n in enumerate(m.footnotes, 1)}
+    needed = []
+    for group in m.verdicts:
+        rows = [*group.shown, *(group.folded if detail else ())]
+        for v in rows:
+            marks = note_marks([notes[n] for n in v.notes if n in notes])
+            table.add_row(label(group.measure), *_verdict_cells(v, marks),
+                          style=_STYLES.get(v.verdict, ""))
+            if v.underpowered and v.queries_needed:
+                needed.append(f"{v.candidate} on {label(group.measure)}: ~{v.queries_needed}")
+        if group.folded and not detail:
+            under = "*" if any(v.underpowered for v in group.folded) else ""
+            table.add_row(label(group.measure),
+                          ", ".join(v.candidate for v in group.folded), "", "", "", "",
+                          f"n.s.{under} ({len(group.folded)})")
+    footer = []
+    if detail and needed:
+        footer.append("n.s.* = no detectable difference, underpowered; queries needed for 80% "
+                      "power: " + "; ".join(needed))
+    elif any(g.folded for g in m.verdicts) and not detail:
+        footer.append("n.s. (k) = k rows with no detectable difference, folded into one line "
+                      "(* some underpowered); --detail lists each, with the queries needed "
+                      "for 80% power")
     return table, footer

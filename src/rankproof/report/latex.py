@@ -31,10 +31,14 @@ from typing import Any
 from rankproof._version import __version__
 from rankproof.report.compare import label, p_text
 from rankproof.report.console import escape_controls
-from rankproof.report.view import Table, Verdict, View
+from rankproof.report.view import Matrix, MatrixCell, Table, Verdict, View
 from rankproof.stats import INTERVAL_LABELS
 
-__all__ = ["MAX_TABLE_ROWS", "SOURCES_KIND", "latex_sources", "render_latex", "tex_text"]
+__all__ = ["LATEX_STYLES", "MAX_TABLE_ROWS", "SOURCES_KIND", "latex_sources", "render_latex",
+           "tex_text"]
+
+LATEX_STYLES = ("wide", "long")
+"""``wide``: one row per system, one column per measure; ``long``: one row per verdict."""
 
 MAX_TABLE_ROWS = 60
 """Rows kept per table; a longer table ends with a row saying how many were left out
@@ -202,13 +206,70 @@ def _plain_table(table: Table) -> list[str]:
     return lines
 
 
-def render_latex(view: View) -> str:
-    """The fragment for ``view``: its verdict rows as one booktabs ``tabular`` (measure,
-    system, both means, Δ with a significance mark, the row's own interval and level, the
-    corrected p); for a view without verdicts (measure, RAG, discovery) its tables, each a
-    booktabs ``tabular``. No preamble: ``\\input`` it inside a ``table`` environment."""
-    if view.verdicts:
-        lines = [*_header(view, "verdict table"), *_verdict_table(view)]
+def _matrix_cell(cell: MatrixCell) -> str:
+    text = _num(cell.value)
+    if cell.best and cell.value is not None:
+        text = rf"\textbf{{{text}}}"
+    sup = {"better": r"\dagger", "worse": r"\ddagger"}.get(cell.mark, "")
+    if cell.beats:
+        sup += r"\mathrm{" + ",".join(cell.beats) + "}"
+    if sup:
+        text += f"$^{{{sup}}}$"
+    if cell.notes:
+        text += rf"\textsuperscript{{[{','.join(map(str, cell.notes))}]}}"
+    return text
+
+
+def _notes_after(lines: Sequence[str]) -> list[str]:
+    """Sentences set under a ``tabular`` as one footnote-size paragraph (they wrap at the
+    line width, where a ``\\multicolumn`` cell would widen the table to the longest one)."""
+    if not lines:
+        return []
+    return [r"\par\smallskip", r"{\footnotesize\raggedright",
+            *(f"{line}\\par" for line in lines), "}"]
+
+
+def _matrix_table(m: Matrix) -> list[str]:
+    """The systems × measures ``tabular``: booktabs rules, best values bold, † / ‡ against
+    the baseline or the letters of the systems beaten, footnotes once below it."""
+    n = len(m.columns)
+    heads = ["System"]
+    for name, notes in zip(m.columns, m.column_notes or [()] * n, strict=True):
+        heads.append(tex_text(name) + (rf"\textsuperscript{{[{','.join(map(str, notes))}]}}"
+                                       if notes else ""))
+    lines = [f"% table: {tex_text(m.title)}", rf"\begin{{tabular}}{{l{'r' * n}}}",
+             r"\toprule", _row(heads), r"\midrule"]
+    for i, row in enumerate(m.rows):
+        name = tex_text(row.system) + (f" ({row.letter})" if m.pairs == "all" else "")
+        lines.append(_row([name, *(_matrix_cell(c) for c in row.cells)]))
+        if row.is_baseline and i + 1 < len(m.rows):
+            lines.append(r"\midrule")
+    lines.append(r"\bottomrule")
+    lines.append(r"\end{tabular}")
+    # tex_text writes † and ‡ as [U+2020]/[U+2021]: set the marks as math symbols instead.
+    legend = [tex_text(x).replace("[U+2020]", r"$^{\dagger}$").replace("[U+2021]",
+                                                                         r"$^{\ddagger}$")
+              for x in m.legend]
+    lines_after = [*legend, *([tex_text(m.levels)] if m.levels else []),
+             *(f"[{i}] {tex_text(note, clip=1_000)}" for i, note in enumerate(m.footnotes, 1)),
+             *(f"Caveat: {tex_text(c, clip=1_000)}" for c in m.caveats)]
+    return [*lines, *_notes_after(lines_after)]
+
+
+def render_latex(view: View, *, style: str = "wide") -> str:
+    """The fragment for ``view``. ``style="wide"`` (the default): the systems × measures table
+    of a comparison or an eval report (`rankproof.report.matrix`), one row per system;
+    ``style="long"``: its verdict rows as one booktabs ``tabular`` (measure, system, both
+    means, Δ with a significance mark, the row's own interval and level, the corrected p).
+    A view without verdicts (measure, RAG, discovery) gives its tables, each a booktabs
+    ``tabular``. No preamble: ``\\input`` it inside a ``table`` environment."""
+    if style not in LATEX_STYLES:
+        raise ValueError(f"style must be one of {', '.join(LATEX_STYLES)}, got {style!r}")
+    if style == "wide" and view.matrix is not None and view.matrix.rows:
+        lines = [*_header(view, "systems x measures table"), *_matrix_table(view.matrix)]
+    elif view.verdicts:
+        lines = [*_header(view, "verdict table"), *_verdict_table(view),
+                 *_notes_after([f"Caveat: {tex_text(c, clip=1_000)}" for c in view.caveats])]
     elif view.tables:
         lines = _header(view, f"{len(view.tables)} table(s)")
         for i, table in enumerate(view.tables):

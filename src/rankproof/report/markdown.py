@@ -28,12 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from rankproof.comparison import format_end
-from rankproof.report.compare import label, p_text
+from rankproof.report.compare import MARK_GLYPHS, label, p_text
 from rankproof.report.console import escape_controls
-from rankproof.report.view import Browser, Table, Verdict, View
+from rankproof.report.view import Browser, Matrix, MatrixCell, Table, Verdict, View
 from rankproof.stats import INTERVAL_LABELS
 
-__all__ = ["DEFAULT_LIMIT", "MAX_REGRESSIONS", "md_text", "render_markdown"]
+__all__ = ["DEFAULT_LIMIT", "MAX_REGRESSIONS", "matrix_markdown", "md_text", "render_markdown"]
 
 DEFAULT_LIMIT = 65_536
 """GitHub's limit on a step summary or a comment, in characters."""
@@ -205,6 +205,47 @@ def _verdict_block(view: View) -> _Block | None:
     return _Block(head=intro + head, rows=body, tail=tail)
 
 
+def _matrix_cell(cell: MatrixCell) -> str:
+    text = f"**{cell.text}**" if cell.best and cell.value is not None else cell.text
+    beats = f"<sup>{','.join(cell.beats)}</sup>" if cell.beats else ""
+    notes = f" \\[{','.join(map(str, cell.notes))}\\]" if cell.notes else ""
+    return text + MARK_GLYPHS.get(cell.mark, "") + beats + notes
+
+
+def matrix_markdown(m: Matrix, *, heading: str = "##", caveats: bool = True) -> list[str]:
+    """The systems × measures table as Markdown lines: a heading, the table (best values
+    bold, † / ‡ against the baseline, superscript letters over all pairs), then the legend,
+    the intervals' level, every footnote once and, when ``caveats``, every caveat."""
+    columns = ["system"]
+    for name, notes in zip(m.columns, m.column_notes or [()] * len(m.columns), strict=True):
+        columns.append(md_text(name, clip=_CLIP_NAME)
+                       + (f" \\[{','.join(map(str, notes))}\\]" if notes else ""))
+    rows = []
+    for row in m.rows:
+        name = md_text(row.system, clip=_CLIP_NAME)
+        if m.pairs == "all":
+            name += f" ({row.letter})"
+        if row.is_baseline:
+            name += " (baseline)"
+        rows.append([name, *(_matrix_cell(c) for c in row.cells)])
+    head, body = _table(columns, rows, (False, *(True for _ in m.columns)))
+    out = [f"{heading} {md_text(m.title, clip=_CLIP_TITLE)}", "", *head, *body, ""]
+    out += [f"{md_text(line)}  " for line in (*m.legend, *([m.levels] if m.levels else ()))]
+    if m.footnotes:
+        out += ["", *(f"\\[{i}\\] {md_text(n)}  " for i, n in enumerate(m.footnotes, 1))]
+    if caveats and m.caveats:
+        out += ["", "**Caveats**", "", *(f"- {md_text(c)}" for c in m.caveats)]
+    return out
+
+
+def _matrix_block(view: View) -> _Block | None:
+    if view.matrix is None:
+        return None
+    lines = matrix_markdown(view.matrix, caveats=False)
+    # The table's header and rows stay together (a cut would leave a table without systems).
+    return _Block(head=lines)
+
+
 def _regressions(browser: Browser, measure: str, candidate: str) -> tuple[list[tuple[str, ...]],
                                                                           int, int, bool]:
     """The candidate's queries that did worst on ``measure`` (fell, or rose where lower is
@@ -283,6 +324,9 @@ def _blocks(view: View) -> list[_Block]:
     if view.passed is not None:
         head += ["", "**Gate: PASSED**" if view.passed else "**Gate: FAILED**"]
     blocks = [_Block(head=head)]
+    matrix = _matrix_block(view)
+    if matrix is not None:
+        blocks.append(matrix)
     if view.summary:
         blocks.append(_Block(head=["## Summary", ""],
                              rows=[f"- {md_text(s)}" for s in view.summary]))
@@ -348,3 +392,9 @@ def render_markdown(view: View, *, limit: int = DEFAULT_LIMIT) -> str:
             lines.pop()
         text = "\n".join(lines) + "\n"
     return text
+
+
+def tables_markdown(tables: Sequence[Table]) -> str:
+    """GFM sections for ``tables`` alone (each a ``##`` heading, its table and notes), for a
+    command that adds them to its own Markdown (``eval -f md``'s synthesis)."""
+    return "\n".join(line for t in tables for line in _table_block(t).lines())

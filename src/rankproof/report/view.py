@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Bars", "Browser", "BrowserQuery", "Curve", "Deltas", "Latency", "Series", "Table",
-           "Verdict", "View"]
+__all__ = ["Bars", "Browser", "BrowserQuery", "Curve", "Deltas", "Folded", "Latency", "Matrix",
+           "MatrixCell", "MatrixRow", "Series", "Table", "Verdict", "View"]
 
 
 @dataclass(frozen=True)
@@ -170,6 +170,73 @@ class Browser:
 
 
 @dataclass(frozen=True)
+class MatrixCell:
+    """One system's value on one measure in the systems × measures table.
+
+    ``mark`` is the verdict against the baseline at the corrected level
+    (``"better"``, ``"worse"`` or ``""``); ``beats`` the letters of the systems
+    this one is significantly better than (all-pairs comparisons); ``notes``
+    the 1-based numbers of the table's footnotes that concern this cell.
+    """
+
+    value: float | None
+    text: str
+    best: bool = False
+    mark: str = ""
+    beats: tuple[str, ...] = ()
+    notes: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class MatrixRow:
+    """One system of the systems × measures table (the baseline first)."""
+
+    system: str
+    letter: str
+    is_baseline: bool
+    cells: tuple[MatrixCell, ...]
+
+
+@dataclass(frozen=True)
+class Folded:
+    """The verdict rows of one measure, split for a report that leads with the answer:
+    ``shown`` are the detected differences, ``folded`` the rows with no detectable
+    difference (one line per measure unless a detailed report is asked for)."""
+
+    measure: str
+    shown: tuple[Verdict, ...]
+    folded: tuple[Verdict, ...]
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """The systems × measures table papers print, computed once (`rankproof.report.matrix`).
+
+    ``columns`` are the measures' labels; ``column_notes`` per column the
+    footnotes that concern every candidate of that column (printed on the
+    header, not on each cell); ``legend`` the sentences that say what the
+    marks mean (test, correction and family size, α, best value);
+    ``footnotes`` numbered from 1, each printed once; ``caveats`` the
+    document's caveats, every one of them; ``levels`` the intervals' level,
+    said once per table; ``verdicts`` the verdict rows per measure.
+    """
+
+    title: str
+    baseline: str
+    pairs: str
+    measures: tuple[str, ...]
+    columns: tuple[str, ...]
+    higher_is_better: tuple[bool, ...]
+    rows: tuple[MatrixRow, ...]
+    legend: tuple[str, ...] = ()
+    column_notes: tuple[tuple[int, ...], ...] = ()
+    footnotes: tuple[str, ...] = ()
+    caveats: tuple[str, ...] = ()
+    levels: str = ""
+    verdicts: tuple[Folded, ...] = ()
+
+
+@dataclass(frozen=True)
 class View:
     """A document ready to render (see the module docstring).
 
@@ -193,6 +260,8 @@ class View:
     bars: tuple[Bars, ...] = ()
     latency: Latency | None = None
     browser: Browser | None = None
+    matrix: Matrix | None = None
+    """The systems × measures table of a comparison or an eval report (None for others)."""
     caveats: tuple[str, ...] = ()
     provenance: tuple[tuple[str, str], ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)

@@ -26,8 +26,10 @@ from rankproof.report._view_parts import (
     summary_lines,
     verdict_of,
 )
+from rankproof.report._view_synthesis import synthesis_tables
 from rankproof.report.compare import label
 from rankproof.report.document import Document
+from rankproof.report.matrix import build_matrix, eval_matrix
 from rankproof.report.view import Latency, Table, View
 
 __all__ = ["build"]
@@ -102,6 +104,7 @@ def _eval(doc: Document) -> View:
                         a.reason or a.score)
                        for s in abst if (a := s.abstention) is not None),
             numeric=(False, True, False, True, True, False)))
+    tables.extend(synthesis_tables(report.synthesis))
     evidence, missing = evidence_of(doc.data, doc.path)
     per_query = {s.name: s.per_query for s in report.stages}
     browser = browser_part(
@@ -115,11 +118,12 @@ def _eval(doc: Document) -> View:
                    if c is not None)
     prov = provenance_rows(report.provenance.model_dump(exclude_unset=True),
                            ("created_at", report.created_at), ("input digest", doc.digest))
+    caveats = (*report.caveats, *missing, *delta_notes)
+    matrix = eval_matrix(report, caveats=caveats)
     return _base(doc, title, summary=_scoped(summary_lines(verdicts),
                                              report.provenance.model_dump()), verdicts=verdicts,
                  deltas=deltas, tables=tuple(tables), curves=curves, latency=latency,
-                 browser=browser, caveats=(*report.caveats, *missing, *delta_notes),
-                 provenance=prov)
+                 browser=browser, matrix=matrix, caveats=caveats, provenance=prov)
 
 
 def _rows(data: Mapping[str, Any]) -> list[ComparisonRow]:
@@ -165,10 +169,15 @@ def _comparison(doc: Document) -> View:
                            ("seed", data.get("seed")), ("correction", data.get("correction")),
                            ("alpha", data.get("alpha")), ("pairs", data.get("pairs")),
                            ("rel_level", data.get("rel_level")), ("topics", data.get("topics")))
+    caveats = (*map(str, data.get("caveats", ())), *missing, *delta_notes)
+    matrix = build_matrix(
+        verdicts, systems=systems, baseline=baseline, measures=measures,
+        pairs=str(data.get("pairs") or "baseline"), caveats=caveats,
+        title=f"{len(systems)} systems × {len(measures)} measures, baseline {baseline}, "
+              f"{data.get('n_topics', '?')} topics")
     return _base(doc, title, summary=_scoped(summary_lines(verdicts), data.get("provenance")),
                  verdicts=verdicts,
-                 deltas=deltas, browser=browser,
-                 caveats=(*map(str, data.get("caveats", ())), *missing, *delta_notes),
+                 deltas=deltas, browser=browser, matrix=matrix, caveats=caveats,
                  provenance=prov)
 
 
