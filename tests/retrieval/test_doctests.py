@@ -9,7 +9,8 @@ import pytest
 
 
 @pytest.mark.parametrize("module", ["rankproof.retrieval._bm25", "rankproof.retrieval._fusion",
-                                    "rankproof.retrieval._fusion_methods"])
+                                    "rankproof.retrieval._fusion_methods",
+                                    "rankproof.retrieval._fusion_optimize"])
 def test_docstring_examples(module: str) -> None:
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0

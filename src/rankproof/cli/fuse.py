@@ -24,6 +24,7 @@ from rankproof.cli._runs import (
     dedupe_option,
     load_runs,
     order_option,
+    run_format_option,
     runs_argument,
 )
 from rankproof.data import (
@@ -33,6 +34,8 @@ from rankproof.report.console import plain
 from rankproof.retrieval import FusionMethod, Norm, default_norm, fuse
 
 if TYPE_CHECKING:
+    from rankproof.retrieval import FusionSearch
+
     MethodChoice = str
     NormChoice = str
     RunFormat = str
@@ -54,23 +57,30 @@ def provenance_sidecar(output: Path) -> Path | None:
 
 
 def _write_sidecar(side: Path, output: Path, runs: list[Path],
-                   parameters: dict[str, object]) -> None:
+                   parameters: dict[str, object], qrels: Path | None = None,
+                   optimization: dict[str, object] | None = None,
+                   seed: int | None = None) -> None:
     """The sidecar, written after the run (so it records the run's own digest)."""
     import json
 
     from rankproof._io import atomic_write
     from rankproof._manifest import input_entry, provenance
 
-    doc = {"schema_version": 1, "kind": PROVENANCE_KIND, "output": input_entry(output),
-           "parameters": parameters,
-           "provenance": provenance(inputs={"runs": runs}, output=output)}
+    doc: dict[str, object] = {
+        "schema_version": 1, "kind": PROVENANCE_KIND, "output": input_entry(output),
+        "parameters": parameters,
+        "provenance": provenance(inputs={"runs": runs, "qrels": qrels}, output=output,
+                                 seed=seed)}
+    if optimization is not None:
+        doc["optimization"] = optimization
     with atomic_write(side) as fh:
         fh.write(json.dumps(doc, indent=2) + "\n")
 
 
 _OPTIONS = {"weights": "--weights", "alpha": "--alpha", "phi": "--phi", "sigma": "--sigma",
             "norm": "--norm", "method": "--method", "k": "-k", "depth": "--depth",
-            "limit": "--limit", "order": "--order"}
+            "limit": "--limit", "order": "--order", "folds": "--folds", "step": "--grid",
+            "ks": "--ks", "norms": "--norms", "measure": "--measure", "seed": "--seed"}
 """The command-line option behind each of `fuse`'s parameters (errors name the option)."""
 
 
@@ -95,12 +105,43 @@ def _weights(text: str | None, n_runs: int) -> list[float] | None:
     return values
 
 
+def _numbers(option: str, text: str | None) -> tuple[float, ...] | None:
+    """``--ks 10,20,60``: comma-separated numbers."""
+    if text is None:
+        return None
+    out = []
+    for part in (p.strip() for p in text.split(",")):
+        try:
+            out.append(float(part))
+        except ValueError:
+            raise InputError(f"{option}: {part!r} is not a number (expected numbers, "
+                             "comma-separated)") from None
+    return tuple(out)
+
+
+def _search(method: str, measure: str, folds: int, seed: int, grid: float, ks: str | None,
+            norms: str | None) -> FusionSearch:
+    """The search `--optimize` asks for, its errors naming the options."""
+    from rankproof.retrieval import FusionSearch
+
+    try:
+        return FusionSearch(method, measure, folds=folds, seed=seed, step=grid,
+                            ks=_numbers("--ks", ks),
+                            norms=None if norms is None else tuple(
+                                n.strip() for n in norms.split(",")))
+    except InputError as exc:
+        if exc.field in _OPTIONS:
+            raise InputError(f"{_OPTIONS[exc.field]}: {exc.reason}") from None
+        raise
+
+
 @app.command("fuse")
 @error_boundary
 def fuse_command(
     runs: list[Path] = runs_argument("Two or more runs (TREC, BEIR TSV, JSON, JSONL, MS MARCO; "
                                      ".gz ok; - for standard input)."),
-    method: MethodChoice = typer.Option("rrf", "--method", help="Fusion method."),
+    method: MethodChoice | None = typer.Option(None, "--method",
+                                               help="Fusion method (default rrf)."),
     norm: NormChoice | None = typer.Option(
         None, "--norm", help="Score normalisation of score-based methods (default: minmax-ranx, "
         "ranx's min-max; none for interpolate, as pyserini); none sums raw scores."),
@@ -111,7 +152,8 @@ def fuse_command(
     phi: float | None = typer.Option(None, "--phi", help="rbc: persistence (default 0.8)."),
     sigma: float | None = typer.Option(None, "--sigma", help="logn_isr: ln(n + sigma) "
                                        "(default 0.01)."),
-    k: float = typer.Option(60, "-k", help="RRF constant: score = Σ 1/(k + rank)."),
+    k_given: float | None = typer.Option(None, "-k", help="RRF constant: score = "
+                                         "Σ 1/(k + rank) (default 60)."),
     depth: int = typer.Option(1000, "--depth", metavar="N",
                               help="Documents read from each run per query."),
     limit: int | None = typer.Option(None, "--limit", metavar="N",
@@ -119,22 +161,72 @@ def fuse_command(
     order: OrderChoice = order_option(),
     dedupe: DedupeChoice | None = dedupe_option(),
     allow_extra_columns: bool = allow_extra_columns_option(),
+    run_format: str | None = run_format_option(),
     tag: str = typer.Option("rankproof-fusion", "--tag", help="Run tag written to OUT."),
     output: Path = typer.Option(..., "-o", "--output", metavar="PATH",
                                 help="The fused run; - is standard output."),
     fmt: RunFormat = typer.Option("trec", "--format", "-f", help="Format of the fused run."),
     force: bool = force_option(),
+    optimize: MethodChoice | None = typer.Option(
+        None, "--optimize", metavar="METHOD",
+        help="Search this method's weights (and RRF's k, a score method's normalisation) by "
+             "k-fold cross-validation over topics; needs --qrels. Reports the out-of-fold "
+             "score beside the in-sample best."),
+    qrels: Path | None = typer.Option(None, "--qrels", metavar="QRELS",
+                                      help="--optimize: the judgments the search scores."),
+    measure: str = typer.Option("nDCG@10", "--measure", "-m", metavar="MEASURE",
+                                help="--optimize: the measure maximised."),
+    folds: int = typer.Option(5, "--folds", metavar="N", help="--optimize: folds over topics."),
+    seed: int = typer.Option(0, "--seed", help="--optimize: seed of the fold assignment."),
+    grid: float = typer.Option(0.1, "--grid", metavar="STEP",
+                               help="--optimize: weight step on the simplex (1/STEP an "
+                                    "integer)."),
+    ks: str | None = typer.Option(None, "--ks", metavar="K1,K2,...",
+                                  help="--optimize rrf: the k values tried (default "
+                                       "10,20,40,60,80,100)."),
+    norms: str | None = typer.Option(None, "--norms", metavar="N1,N2,...",
+                                     help="--optimize, score methods: normalisations tried "
+                                          "(default minmax-ranx,zscore; none = raw)."),
 ) -> None:
     """Fuse runs by rank (RRF, ISR, RBC, Borda) or by score (CombSUM, …) and write atomically."""
     side = provenance_sidecar(output)
-    guard_outputs([(output, "run"), (side, PROVENANCE_KIND)], runs, force=force)
+    if optimize is not None:
+        given = [o for o, v in (("--method", method), ("--weights", weights), ("--norm", norm),
+                                ("--alpha", alpha), ("-k", k_given)) if v is not None]
+        if given:
+            raise InputError(f"--optimize chooses the parameters itself; drop {', '.join(given)}"
+                             " (limit the search with --grid, --ks, --norms)")
+        if qrels is None:
+            raise InputError("--optimize needs --qrels: the judgments the search scores")
+        search = _search(str(optimize), measure, folds, seed, grid, ks, norms)
+    elif qrels is not None:
+        raise InputError("--qrels is read by --optimize only; give --optimize METHOD too")
+    guard_outputs([(output, "run"), (side, PROVENANCE_KIND)],
+                  [*runs, *([qrels] if qrels is not None else [])], force=force)
     parsed = _weights(weights, len(runs))
     norm_arg = "auto" if norm is None else (None if str(norm) == "none" else str(norm))
-    _, loaded = load_runs(None, runs, dedupe=dedupe, allow_extra_columns=allow_extra_columns)
+    method = str(optimize or method or "rrf")
+    k = 60.0 if k_given is None else k_given
+    loaded_qrels, loaded = load_runs(qrels, runs, dedupe=dedupe,
+                                     allow_extra_columns=allow_extra_columns)
+    result = None
     try:
-        fused = fuse(loaded, str(method), norm=norm_arg, k=k,  # type: ignore[arg-type]
-                     depth=depth, weights=parsed, alpha=alpha, phi=phi, sigma=sigma,
-                     limit=limit, name=tag, order=str(order))  # type: ignore[arg-type]
+        if optimize is not None:
+            assert loaded_qrels is not None
+            from rankproof.retrieval import optimize_fusion
+
+            result = optimize_fusion(loaded, loaded_qrels, search, depth=depth, limit=limit,
+                                     order=str(order), name=tag)  # type: ignore[arg-type]
+            fused = result.run
+            chosen = result.chosen.fuse_kwargs(method)
+            parsed = chosen.get("weights")
+            alpha = chosen.get("alpha")
+            k = float(chosen.get("k", k))
+            norm_arg = chosen.get("norm", "auto")
+        else:
+            fused = fuse(loaded, method, norm=norm_arg, k=k,  # type: ignore[arg-type]
+                         depth=depth, weights=parsed, alpha=alpha, phi=phi, sigma=sigma,
+                         limit=limit, name=tag, order=str(order))  # type: ignore[arg-type]
     except InputError as exc:
         if exc.field in _OPTIONS and exc.path is None:
             raise InputError(f"{_OPTIONS[exc.field]}: {exc.reason}") from None
@@ -156,11 +248,17 @@ def fuse_command(
         write(fused, output, tag)
     if side is not None:
         _write_sidecar(side, output, runs, {
-            "method": str(method),
-            "norm": default_norm(str(method)) if norm_arg == "auto" else norm_arg,
+            "method": method,
+            "norm": default_norm(method) if norm_arg == "auto" else norm_arg,
             "weights": parsed, "alpha": alpha, "phi": phi, "sigma": sigma, "k": k,
             "depth": depth, "limit": limit, "order": str(order), "tag": tag,
-            "format": str(fmt), "warnings": warnings})
+            "format": str(fmt), "warnings": warnings,
+            **({"seed": seed} if result is not None else {})},
+            qrels=qrels, optimization=None if result is None else result.to_dict(),
+            seed=None if result is None else seed)
+    if result is not None:
+        for line in result.summary_lines():
+            err_console.print(plain(line))
     where = "standard output" if str(output) == STDIN else str(output)
     err_console.print(plain(f"fused {len(loaded)} runs ({method}) into {where}: "
                             f"{len(fused)} rows, {len(fused.topics)} topics"))

@@ -32,7 +32,14 @@ from rankproof.comparison import (
     sidecar_name,
     split_evidence,
 )
-from rankproof.data import Qrels, Run, load_run, read_subtopic_qrels, write_trec_run
+from rankproof.data import (
+    Qrels,
+    Run,
+    load_run,
+    read_jsonl,
+    read_subtopic_qrels,
+    write_trec_run,
+)
 from rankproof.harness import EvalInputs, collapse_to_documents, latency_summary
 from rankproof.measures import evaluate, resolve_measures
 from rankproof.pipeline._context import Context, Made
@@ -48,6 +55,7 @@ from rankproof.retrieval import (
     build_embedder,
     default_cache_dir,
     fuse,
+    optimize_fusion,
     timed_search,
 )
 
@@ -149,9 +157,8 @@ QUERIES_FILE = "queries.jsonl"
 def transformed_queries(ctx: Context, stage_id: str, original: Sequence[tuple[str, str]]
                         ) -> tuple[tuple[str, str], ...]:
     """A ``query_transform`` stage's queries, in the inputs' order (the same ids)."""
-    rows = [json.loads(line) for line in
-            (ctx.folder(stage_id) / QUERIES_FILE).read_text(encoding="utf-8").splitlines()
-            if line.strip()]
+    rows = [row for _, row in read_jsonl(ctx.folder(stage_id) / QUERIES_FILE,
+                                          allow_empty=True)]
     text = {r["query_id"]: r["query"] for r in rows}
     if set(text) != {q for q, _ in original}:
         raise ConfigError(f"stage {stage_id!r} rewrote other queries than the inputs hold; "
@@ -221,6 +228,10 @@ def fuse_stage(ctx: Context, stage: Any, work: Path) -> Made:
     chunked = ctx.exp.inputs.has_corpus and all(ctx.chunks_path(r) is not None
                                                 for r in stage.runs)
     made = Made(run="run.trec", input_files={})
+    if chunked and stage.optimize is not None:
+        raise ConfigError(f"stage {stage.id!r}: optimize tunes a fusion of run files against "
+                          "the qrels; this stage fuses chunk rankings of a corpus (their "
+                          "documents are scored after collapsing), which it does not tune")
     if chunked:
         summaries = [ctx.summary(r) for r in stage.runs]
         k = max(int(s.get("chunk_depth", 0)) for s in summaries)
@@ -238,8 +249,22 @@ def fuse_stage(ctx: Context, stage: Any, work: Path) -> Made:
     else:
         runs = [ctx.run(r) for r in stage.runs]
         made.upstream_files = [ctx.run_path(r) for r in stage.runs]
-        run = fuse(runs, stage.method, norm=stage.norm, k=stage.k, depth=stage.depth or 1000,
-                   limit=stage.limit, name=stage.id)
+        if stage.optimize is not None:
+            search = stage.optimize.search(stage.method)
+            result = optimize_fusion(runs, ctx.sources.qrels(), search,
+                                     depth=stage.depth or 1000, limit=stage.limit,
+                                     name=stage.id)
+            run = result.run
+            made.input_files = dict(ctx.sources.files())
+            made.summary["optimization"] = result.to_dict()
+            made.notes.append(f"fusion tuned by {stage.optimize.folds}-fold cross-validation on "
+                              f"{result.search.measure}: out-of-fold {result.out_of_fold:.4f}, "
+                              f"in-sample best {result.in_sample:.4f} (optimism "
+                              f"{result.optimism:+.4f}); chosen "
+                              f"{result.chosen.describe(stage.method)}")
+        else:
+            run = fuse(runs, stage.method, norm=stage.norm, k=stage.k,
+                       depth=stage.depth or 1000, limit=stage.limit, name=stage.id)
     write_trec_run(run, work / "run.trec", tag=stage.id)
     made.summary.update(rows=len(run), topics=len(run.topics), method=stage.method)
     return made

@@ -196,6 +196,27 @@ class RunFileStage(Stage):
     path: str = Field(strict=True, min_length=1)
 
 
+class FuseOptimize(_Model):
+    """A fuse stage's ``optimize``: its method's weights (and RRF's k, a score method's
+    normalisation) chosen by k-fold cross-validation over the experiment's qrels topics
+    (`rankproof.retrieval.FusionSearch` — the same fields, defaults and checks)."""
+
+    measure: str = Field(default="nDCG@10", strict=True, min_length=1)
+    folds: int = Field(default=5, strict=True, ge=2)
+    seed: int = Field(default=0, strict=True)
+    step: float = Field(default=0.1, gt=0, le=1, allow_inf_nan=False)
+    ks: list[float] | None = None
+    norms: list[str] | None = None
+
+    def search(self, method: str) -> Any:
+        """The `FusionSearch` this asks for with ``method``."""
+        from rankproof.retrieval import FusionSearch
+
+        return FusionSearch(method, self.measure, folds=self.folds, seed=self.seed,
+                            step=self.step, ks=None if self.ks is None else tuple(self.ks),
+                            norms=None if self.norms is None else tuple(self.norms))
+
+
 class FuseStage(Stage):
     kind: Literal["fuse"]
     runs: list[str] = Field(min_length=2)
@@ -204,6 +225,17 @@ class FuseStage(Stage):
     k: float = Field(default=60, gt=0, allow_inf_nan=False)
     depth: int | None = Field(default=None, strict=True, ge=1)
     limit: int | None = Field(default=None, strict=True, ge=1)
+    optimize: FuseOptimize | None = None
+    """Choose the parameters by cross-validation (`FuseOptimize`) instead of ``norm``/``k``."""
+
+    @model_validator(mode="after")
+    def _optimize(self) -> FuseStage:
+        if self.optimize is not None:
+            if "norm" in self.model_fields_set or "k" in self.model_fields_set:
+                raise ValueError("optimize chooses norm and k itself; drop them (limit the "
+                                 "search with optimize's ks and norms)")
+            self.optimize.search(self.method)  # refused when the file is read
+        return self
 
     def reads(self) -> list[tuple[str, str]]:
         return [("runs", r) for r in self.runs]
@@ -355,6 +387,17 @@ class RagStage(Stage):
     references: str | None = Field(default=None, strict=True, min_length=1)
     qrels: str | None = Field(default=None, strict=True, min_length=1)
     metrics: list[str] | None = None
+    llm_metrics: list[str] | None = Field(default=None, min_length=1)
+    """``rag score --llm-metrics``: faithfulness, answer_relevancy, context_precision,
+    context_recall (the last two need references), through ``provider``."""
+    provider: str | None = Field(default=None, strict=True, min_length=1)
+    """The provider file of ``llm_metrics`` (relative to the experiment file)."""
+
+    @model_validator(mode="after")
+    def _llm(self) -> RagStage:
+        if (self.llm_metrics is None) != (self.provider is None):
+            raise ValueError("llm_metrics and provider go together")
+        return self
 
 
 class RagCompareStage(Stage):
@@ -411,7 +454,7 @@ WANTS: dict[tuple[str, str], tuple[str, ...]] = {
 NAMED_FILES: dict[str, tuple[str, ...]] = {
     "run_file": ("path",), "gate": ("checks",), "retrieve": ("model",),
     "eval": ("rerank_model",), "discover": ("cases", "catalog"),
-    "rag": ("answers", "references", "qrels"), "measure": ("subtopics",),
+    "rag": ("answers", "references", "qrels", "provider"), "measure": ("subtopics",),
     "rag_compare": ("baseline", "candidates", "references", "qrels"),
     "compare": ("subtopics",), "query_transform": ("provider",),
 }

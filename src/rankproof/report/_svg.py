@@ -26,8 +26,11 @@ import io
 import re
 import unicodedata
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 from xml.sax.saxutils import escape, quoteattr
+
+from rankproof._errors import MissingExtraError
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -99,6 +102,40 @@ def plain(text: object, limit: int) -> str:
     return s[: limit - 1] + "…" if len(s) > limit else s
 
 
+@dataclass(frozen=True)
+class Drawing:
+    """A figure before it is drawn: its size (inches), the function that draws it on a
+    matplotlib ``Figure``, its text alternative and optional fixed margins (see `render`).
+
+    One drawing serves every output: `to_svg` inlines it in the HTML report, and
+    `rankproof.report.figures.save_figure` writes it as a PNG, SVG or PDF file, so the
+    report and the saved figure cannot disagree.
+    """
+
+    size: tuple[float, float]
+    draw: Callable[[Figure], None]
+    label: str
+    margins: tuple[float, float, float, float] | None = None
+    tidy: bool = False
+    """Check the laid-out figure for overlapping numeric tick labels and thin them
+    (`rankproof.report.figures.declutter`; one more layout pass, so only where labels
+    can crowd: the forest plot's differences). Saved figures are always checked."""
+
+
+def to_svg(drawing: Drawing, *, id_prefix: str) -> str:
+    """``drawing`` as an inline ``<svg>`` element (`render`)."""
+    draw = drawing.draw
+    if drawing.tidy:
+        from rankproof.report.figures import declutter
+
+        def draw(fig: Figure) -> None:
+            drawing.draw(fig)
+            declutter(fig)
+
+    return render(drawing.size, draw, id_prefix=id_prefix, label=drawing.label,
+                  margins=drawing.margins)
+
+
 def render(
     size: tuple[float, float],
     draw: Callable[[Figure], None],
@@ -114,9 +151,13 @@ def render(
     plots whose labels are numbers (the per-query and null plots, drawn once per row).
     """
     check_prefix(id_prefix)
-    import matplotlib
-    from matplotlib.backends.backend_svg import FigureCanvasSVG
-    from matplotlib.figure import Figure
+    try:
+        import matplotlib
+        from matplotlib.backends.backend_svg import FigureCanvasSVG
+        from matplotlib.figure import Figure
+    except ImportError as exc:
+        raise MissingExtraError("the HTML report's plots need the 'report' extra (matplotlib "
+                                "is not installed): pip install 'rankproof[report]'") from exc
 
     with matplotlib.rc_context(cast(Any, RC)):
         fig = Figure(figsize=size, layout="constrained" if margins is None else None)
@@ -130,8 +171,8 @@ def render(
     return clean(buf.getvalue(), id_prefix=id_prefix, label=plain(label, 500))
 
 
-def no_data(title: str, *, id_prefix: str, reason: str = "no data") -> str:
-    """A small plot that says there is nothing to draw (and why), titled like the real one."""
+def blank(title: str, reason: str = "no data") -> Drawing:
+    """A small drawing that says there is nothing to draw (and why), titled like the real one."""
 
     def draw(fig: Figure) -> None:
         ax = fig.add_subplot()
@@ -140,7 +181,12 @@ def no_data(title: str, *, id_prefix: str, reason: str = "no data") -> str:
         ax.text(0.5, 0.5, literal(reason, 2 * MAX_LABEL_CHARS), ha="center", va="center",
                 color=NEUTRAL, transform=ax.transAxes)
 
-    return render((6.0, 1.4), draw, id_prefix=id_prefix, label=f"{title}: {reason}")
+    return Drawing((6.0, 1.4), draw, f"{title}: {reason}")
+
+
+def no_data(title: str, *, id_prefix: str, reason: str = "no data") -> str:
+    """`blank` as an inline ``<svg>`` element."""
+    return to_svg(blank(title, reason), id_prefix=id_prefix)
 
 
 def clean(svg: str, *, id_prefix: str, label: str) -> str:

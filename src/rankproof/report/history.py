@@ -9,9 +9,12 @@ table. It computes nothing: every verdict comes from the trend.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["STEP_WORDS", "trend_rows", "trend_svg"]
+if TYPE_CHECKING:
+    from rankproof.report._svg import Drawing
+
+__all__ = ["STEP_WORDS", "trend_figure", "trend_rows", "trend_svg"]
 
 STEP_WORDS = {"better": "better", "worse": "worse",
               "no detectable difference": "no detectable difference", None: "—"}
@@ -36,7 +39,14 @@ def trend_rows(trend: Mapping[str, Any]) -> list[list[str]]:
 
 def trend_svg(trend: Mapping[str, Any], *, id_prefix: str = "trend") -> str:
     """The trend as an inline SVG: the means, and the significant steps marked."""
-    from rankproof.report.plots import curve_plot
+    from rankproof.report._svg import to_svg
+
+    return to_svg(trend_figure(trend), id_prefix=id_prefix)
+
+
+def trend_figure(trend: Mapping[str, Any]) -> Drawing:
+    """The trend's drawing (`trend_svg`; `rankproof.report.figures` saves it as a file)."""
+    from rankproof.report.plots import curve_figure
 
     points: Sequence[Mapping[str, Any]] = trend["points"]
     xs = [float(p["index"]) for p in points]
@@ -51,5 +61,4 @@ def trend_svg(trend: Mapping[str, Any], *, id_prefix: str = "trend") -> str:
     title = f"{trend['measure']} across stored results"
     if trend.get("run"):
         title += f" (run {trend['run']})"
-    return curve_plot(title, "result (commit order)", str(trend["measure"]), series,
-                      id_prefix=id_prefix)
+    return curve_figure(title, "result (commit order)", str(trend["measure"]), series)

@@ -27,12 +27,16 @@ from rankproof.report._svg import (
     BETTER,
     INK,
     MARKERS,
+    MAX_LABEL_CHARS,
     NEUTRAL,
     SERIES,
     WORSE,
+    Drawing,
+    blank,
     literal,
     no_data,
     render,
+    to_svg,
 )
 
 if TYPE_CHECKING:
@@ -55,6 +59,10 @@ MAX_STEPS = 500
 #: Most markers one curve draws; the line still passes through every point.
 MAX_MARKERS = 40
 _WIDTH = 7.0
+#: Figures narrower than this (inches) write shorter annotations (`forest_figure`).
+_NARROW = 5.0
+_SHORT = {"no detectable difference": "n.s."}
+_NARROW_LABEL = 24
 #: Fixed axes for the plots whose tick labels are numbers (see `_svg.render`).
 _NUMERIC_MARGINS = (0.1, 0.16, 0.98, 0.9)
 
@@ -90,6 +98,11 @@ def _floats(values: Sequence[float | None]) -> np.ndarray:
 
 
 def forest_plot(measure: str, rows: Sequence[ForestRow], *, id_prefix: str) -> str:
+    """`forest_figure` as an inline ``<svg>`` element."""
+    return to_svg(forest_figure(measure, rows), id_prefix=id_prefix)
+
+
+def forest_figure(measure: str, rows: Sequence[ForestRow]) -> Drawing:
     """Each candidate's Δ against the baseline on ``measure``, with the verdict's interval.
 
     One line per row, top to bottom in the given order: a point at the
@@ -99,7 +112,7 @@ def forest_plot(measure: str, rows: Sequence[ForestRow], *, id_prefix: str) -> s
     """
     title = f"{measure}: Δ vs baseline"
     if not rows:
-        return no_data(title, id_prefix=id_prefix)
+        return blank(title)
     import numpy as np
 
     finite = [v for _, diff, low, high, _, _ in rows for v in (diff, low, high)
@@ -126,21 +139,30 @@ def forest_plot(measure: str, rows: Sequence[ForestRow], *, id_prefix: str) -> s
         ax.axvline(0.0, color=INK, linewidth=0.8, linestyle="--")
         ax.set_xlim(left, right)
         ax.set_ylim(-0.7, n - 0.3)
-        ax.set_yticks(ys, [literal(r[0]) for r in rows])
-        ax.set_xlabel(literal(f"Δ {measure} vs baseline (candidate − baseline)", 120))
-        ax.set_title(literal(title, 120), loc="left")
+        # A narrow figure (a paper's column) has no title (the caption says it), shorter
+        # names, and writes Δ and a short verdict only: the interval is drawn, and the full
+        # numbers would leave the axes no room.
+        narrow = fig.get_figwidth() < _NARROW
+        ax.set_yticks(ys, [literal(r[0], _NARROW_LABEL if narrow else MAX_LABEL_CHARS)
+                           for r in rows])
+        if narrow:
+            ax.set_xlabel(literal(f"Δ {measure} (candidate − baseline)", 120))
+        else:
+            ax.set_xlabel(literal(f"Δ {measure} vs baseline (candidate − baseline)", 120))
+            ax.set_title(literal(title, 120), loc="left")
         for y, (_, diff, low, high, verdict, level) in zip(ys, rows, strict=True):
-            interval = ("" if low is None or high is None
+            interval = ("" if low is None or high is None or narrow
                         else f" [{_fmt(low)}, {_fmt(high)}]")
-            at = "" if level is None else f" {100 * level:.3g}%"
-            ax.annotate(literal(f"{_fmt(diff)}{interval}{at} {verdict}", 80), (1.0, y),
+            at = "" if level is None or narrow else f" {100 * level:.3g}%"
+            word = _SHORT.get(verdict, verdict) if narrow else verdict
+            ax.annotate(literal(f"{_fmt(diff)}{interval}{at} {word}", 80), (1.0, y),
                         xycoords=("axes fraction", "data"), xytext=(6, 0),
-                        textcoords="offset points", va="center", fontsize=8)
+                        textcoords="offset points", va="center", fontsize="small")
 
     label = (f"Forest plot of the difference in {measure} against the baseline for "
              f"{len(rows)} candidate(s): " +
              "; ".join(f"{r[0]} {_fmt(r[1])} ({r[4]})" for r in rows[:20]))
-    return render((_WIDTH, 0.9 + 0.34 * len(rows)), draw, id_prefix=id_prefix, label=label)
+    return Drawing((_WIDTH, 0.9 + 0.34 * len(rows)), draw, label, tidy=True)
 
 
 def delta_plot(
@@ -150,6 +172,17 @@ def delta_plot(
     title: str,
     id_prefix: str,
 ) -> str:
+    """`delta_figure` as an inline ``<svg>`` element."""
+    return to_svg(delta_figure(deltas, higher_is_better=higher_is_better, title=title),
+                  id_prefix=id_prefix)
+
+
+def delta_figure(
+    deltas: Sequence[float] | npt.ArrayLike,
+    *,
+    higher_is_better: bool,
+    title: str,
+) -> Drawing:
     """Per-query differences, sorted, as one filled profile per class: wins, ties, losses.
 
     A win is a change in the measure's good direction (``d > 0`` when
@@ -161,7 +194,7 @@ def delta_plot(
 
     d = np.sort(_finite(deltas))
     if len(d) == 0:
-        return no_data(title, id_prefix=id_prefix)
+        return blank(title)
     wins = int(np.count_nonzero(d > 0 if higher_is_better else d < 0))
     losses = int(np.count_nonzero(d < 0 if higher_is_better else d > 0))
     ties = len(d) - wins - losses
@@ -198,8 +231,7 @@ def delta_plot(
     direction = "higher" if higher_is_better else "lower"
     label = (f"{title}: per-query differences over {len(d)} queries, sorted; {wins} wins, "
              f"{ties} ties, {losses} losses ({direction} is better)")
-    return render((_WIDTH, 2.8), draw, id_prefix=id_prefix, label=label,
-                  margins=_NUMERIC_MARGINS)
+    return Drawing((_WIDTH, 2.8), draw, label, _NUMERIC_MARGINS)
 
 
 def _steps(x: np.ndarray, y: np.ndarray, left: float, right: float,
@@ -215,6 +247,11 @@ def _steps(x: np.ndarray, y: np.ndarray, left: float, right: float,
 
 
 def null_plot(null: NullDistribution, *, title: str, id_prefix: str) -> str:
+    """`null_figure` as an inline ``<svg>`` element."""
+    return to_svg(null_figure(null, title=title), id_prefix=id_prefix)
+
+
+def null_figure(null: NullDistribution, *, title: str) -> Drawing:
     """The test's null distribution with the observed statistic marked (and its mirror).
 
     Resampling tests draw a histogram of ``null.samples``; analytic tests
@@ -228,13 +265,12 @@ def null_plot(null: NullDistribution, *, title: str, id_prefix: str) -> str:
         if null.exact:
             how = f"{null.test} test, all {len(null.samples)} sign vectors"
         if len(null.samples) == 0:
-            return no_data(title, id_prefix=id_prefix)
+            return blank(title)
         xs: np.ndarray | None = None
     else:
         reference = _reference(null)
         if reference is None:
-            return no_data(title, id_prefix=id_prefix,
-                           reason=f"no reference distribution ({null.test} test, n = {null.n})")
+            return blank(title, f"no reference distribution ({null.test} test, n = {null.n})")
         xs, how = reference
 
     def draw(fig: Figure) -> None:
@@ -270,8 +306,7 @@ def null_plot(null: NullDistribution, *, title: str, id_prefix: str) -> str:
 
     label = (f"{title}: null distribution of the {what} ({how}); observed {stat:.4g}, "
              f"p = {_p(null.p_value)}")
-    return render((_WIDTH, 2.8), draw, id_prefix=id_prefix, label=label,
-                  margins=_NUMERIC_MARGINS)
+    return Drawing((_WIDTH, 2.8), draw, label, _NUMERIC_MARGINS)
 
 
 def _reference(null: NullDistribution) -> tuple[np.ndarray, str] | None:
@@ -370,6 +405,20 @@ def curve_plot(
     x_log: bool = False,
     y_range: tuple[float, float] | None = None,
 ) -> str:
+    """`curve_figure` as an inline ``<svg>`` element."""
+    return to_svg(curve_figure(title, x_label, y_label, series, x_log=x_log, y_range=y_range),
+                  id_prefix=id_prefix)
+
+
+def curve_figure(
+    title: str,
+    x_label: str,
+    y_label: str,
+    series: Sequence[Series],
+    *,
+    x_log: bool = False,
+    y_range: tuple[float, float] | None = None,
+) -> Drawing:
     """Lines with markers, one per series, with an optional shaded band (``lows``–``highs``).
 
     Serves interpolated precision–recall curves, the discovery calibration
@@ -396,7 +445,7 @@ def curve_plot(
             lo, hi = (None, None) if lo is None or hi is None else (lo[keep], hi[keep])
         clean.append((name, x, y, lo, hi))
     if not any(np.isfinite(y).any() for _, _, y, _, _ in clean):
-        return no_data(title, id_prefix=id_prefix)
+        return blank(title)
 
     def draw(fig: Figure) -> None:
         ax = fig.add_subplot()
@@ -419,7 +468,7 @@ def curve_plot(
 
     label = f"{title}: {y_label} against {x_label} for " + ", ".join(
         name for name, *_ in clean[:20])
-    return render((_WIDTH, 3.2), draw, id_prefix=id_prefix, label=label)
+    return Drawing((_WIDTH, 3.2), draw, label)
 
 
 def bar_plot(

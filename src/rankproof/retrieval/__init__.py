@@ -38,6 +38,13 @@ from rankproof.retrieval._embed_model import (
 )
 from rankproof.retrieval._fusion import FusionRetriever, fuse
 from rankproof.retrieval._fusion_methods import FusionMethod, Norm, default_norm
+from rankproof.retrieval._fusion_optimize import (
+    FoldChoice,
+    FusionOptimization,
+    FusionParams,
+    FusionSearch,
+    optimize_fusion,
+)
 from rankproof.retrieval._query import (
     QUERY_REWRITE_PROMPT,
     QUERY_STOP_WORDS,
@@ -87,8 +94,12 @@ __all__ = [
     "Docs",
     "EmbedStats",
     "Embedder",
+    "FoldChoice",
     "FusionMethod",
+    "FusionOptimization",
+    "FusionParams",
     "FusionRetriever",
+    "FusionSearch",
     "HashingEmbedder",
     "MissingExtraError",
     "ModelIdentity",
@@ -118,6 +129,7 @@ __all__ = [
     "machine_load",
     "make_plumbing_cross_encoder",
     "model_identity",
+    "optimize_fusion",
     "over_capacity",
     "peak_load",
     "query_transforms",

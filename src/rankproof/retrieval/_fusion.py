@@ -81,6 +81,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -227,6 +228,53 @@ def fuse(
         w = [a, 1.0 - a]
     else:
         w = [1.0] * len(runs) if weights is None else [float(x) for x in weights]
+    prepared = prepare(runs, method, resolved, k=k, depth=depth, order=order,
+                       phi=_PARAMETERS["phi"][1] if phi is None else float(phi))
+    total = prepared.combine(w, sigma=_PARAMETERS["sigma"][1] if sigma is None
+                             else float(sigma))
+    qids, docids, ranges = prepared.qids, prepared.docids, prepared.ranges
+    fused = Run.from_columns(qids, docids, total, name=name)
+    ro = ranked_order(fused)
+    rows = ro.row_ids(len(fused))
+    positions = ro.positions
+    if limit is not None:
+        keep = positions < limit
+        rows, positions = rows[keep], positions[keep]
+    take = pa.array(rows)
+    warning = scale_warning([r.name for r in runs], ranges) if resolved is None else None
+    notes = merge_notes(*(r.notes for r in runs), (warning,) if warning else ())
+    return Run.from_columns(
+        fused.qids().take(take), fused.docids.take(take), fused.scores[rows], positions + 1,
+        name=name, notes=notes,
+    )
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The runs' contributions to a fusion, before weighting: every (query, document) pair
+    any run kept (``qids``, ``docids``, qid-major), each run's pair indices (``groups``) and
+    unweighted contributions (``values``; Borda's ``absent`` too), and the raw-score ranges
+    (`median_range`, for the scale warning). `combine` weighs them: the weight search of
+    `rankproof.retrieval.optimize_fusion` prepares once and combines per candidate."""
+
+    method: str
+    qids: pa.Array
+    docids: pa.Array
+    groups: list[npt.NDArray[np.int64]]
+    values: list[npt.NDArray[np.float64]]
+    absent: list[npt.NDArray[np.float64]] | None
+    ranges: list[float]
+    n_pairs: int
+
+    def combine(self, weights: Sequence[float], *, sigma: float) -> npt.NDArray[np.float64]:
+        """The fused score of every pair with one weight per run (`combine`)."""
+        return combine(self.method, self.groups, self.values, weights, self.n_pairs,
+                       sigma=sigma, absent=self.absent)
+
+
+def prepare(runs: Sequence[Run], method: str, norm: Norm | None, *, k: float, depth: int,
+            order: Order, phi: float) -> Prepared:
+    """Each run's kept rows and their contributions (arguments checked by the caller)."""
     qid_parts: list[pa.Array] = []
     doc_parts: list[pa.Array] = []
     values: list[npt.NDArray[np.float64]] = []
@@ -253,14 +301,13 @@ def fuse(
                 raise InputError(f"runs[{i}] ({run.name}): rank {bad} < 1; {method} needs "
                                  "ranks from 1", path=run.source, field="rank")
             ranks_of.append(ranks)
-            contrib = rank_contribution(method, ranks, k=k,
-                                        phi=_PARAMETERS["phi"][1] if phi is None else phi)
+            contrib = rank_contribution(method, ranks, k=k, phi=phi)
         else:
             contrib = run.scores[rows]
-            if resolved is None:
+            if norm is None:
                 ranges.append(median_range(contrib, qcodes))
             else:
-                contrib = normalise(contrib, qcodes, resolved)
+                contrib = normalise(contrib, qcodes, norm)
         qid_parts.append(run.qid_vocab.take(pa.array(qcodes)))
         doc_parts.append(run.docids.take(pa.array(rows)))
         values.append(contrib)
@@ -279,25 +326,9 @@ def fuse(
         values, absent = _borda(uniq // width, [qc[bounds[i]:bounds[i + 1]]
                                                 for i in range(len(values))],
                                 groups, ranks_of, len(qenc.dictionary))
-    total = combine(method, groups, values, w, len(uniq),
-                    sigma=_PARAMETERS["sigma"][1] if sigma is None else float(sigma),
-                    absent=absent)
     qids = qenc.dictionary.take(pa.array(uniq // width))
     docids = denc.dictionary.take(pa.array(uniq % width))
-    fused = Run.from_columns(qids, docids, total, name=name)
-    ro = ranked_order(fused)
-    rows = ro.row_ids(len(fused))
-    positions = ro.positions
-    if limit is not None:
-        keep = positions < limit
-        rows, positions = rows[keep], positions[keep]
-    take = pa.array(rows)
-    warning = scale_warning([r.name for r in runs], ranges) if resolved is None else None
-    notes = merge_notes(*(r.notes for r in runs), (warning,) if warning else ())
-    return Run.from_columns(
-        fused.qids().take(take), fused.docids.take(take), fused.scores[rows], positions + 1,
-        name=name, notes=notes,
-    )
+    return Prepared(method, qids, docids, groups, values, absent, ranges, len(uniq))
 
 
 def _borda(pair_query: npt.NDArray[np.int64], row_queries: list[npt.NDArray[np.int64]],
