@@ -10,7 +10,8 @@ Why this shape:
   regression browser's first page (the largest regressions of the first
   candidate on the first measure) is rendered here. The script only adds
   sorting, filtering, paging and the choice of candidate and measure, over
-  the per-query data embedded as JSON.
+  the per-query data embedded as JSON (the browser, its rules and its script:
+  `rankproof.report._html_browser`).
 * **Text is data.** Everything from a document is HTML-escaped here; the
   embedded JSON escapes ``<``, ``>`` and ``&`` so that nothing in it can close
   its script element; the script writes with ``textContent`` only.
@@ -22,26 +23,20 @@ Why this shape:
 from __future__ import annotations
 
 import html
-import json
 import math
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
 
 from rankproof._version import __version__
-from rankproof.report._html_assets import CSS, SCRIPT
+from rankproof.report._html_assets import CSS
+from rankproof.report._html_browser import CSS as BROWSER_CSS
+from rankproof.report._html_browser import SCRIPT, STATIC_ROWS, browser_html
+from rankproof.report._html_matrix import CSS as MATRIX_CSS
+from rankproof.report._html_matrix import answer_html
 from rankproof.report.compare import p_text
-from rankproof.report.view import Browser, Table, Verdict, View
-
-if TYPE_CHECKING:
-    from rankproof.stats import TestName
+from rankproof.report.view import Table, Verdict, View
 
 __all__ = ["STATIC_ROWS", "render_html"]
 
-STATIC_ROWS = 100
-"""Rows of the regression browser rendered without JavaScript (and rows per page with it)."""
-
-_NULL_TESTS: dict[str, TestName] = {"randomization": "randomization", "bootstrap": "bootstrap",
-                                    "t": "t", "wilcoxon": "wilcoxon", "sign": "sign"}
 _CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
         "img-src data:")
 
@@ -134,17 +129,12 @@ def _forest(view: View) -> str:
 
 
 def _null_svg(v: Verdict, prefix: str) -> str | None:
+    from rankproof.report.figures import null_of
     from rankproof.report.plots import null_plot
-    from rankproof.stats import null_distribution
 
-    # A non-inferiority row tests a shifted, one-sided hypothesis: its null is not this one.
-    if v.test not in _NULL_TESTS or v.verdict in ("non-inferior", "not shown non-inferior"):
-        return None
-    try:
-        null = null_distribution(dict(zip(v.qids, v.deltas, strict=True)),
-                                 test=_NULL_TESTS[v.test], resamples=v.resamples or 10_000,
-                                 seed=v.seed if v.seed is not None else 0)
-    except ValueError:  # too few queries, or no variation: nothing to draw
+    # The one recomputation `rankproof plot --kind null` draws too (None: nothing to draw).
+    null = null_of(v)
+    if null is None:
         return None
     svg: str = null_plot(null, title=f"null distribution of the {v.test} statistic",
                          id_prefix=prefix)
@@ -217,111 +207,19 @@ def _bars(view: View) -> str:
     return f'<div class="plots">{"".join(out)}</div>'
 
 
-def _browser_data(b: Browser) -> dict[str, Any]:
-    """The browser's per-query data, ids interned (see the module docstring)."""
-    systems = [b.baseline, *b.candidates]
-    index: dict[str, int] = {}
-
-    def intern(i: str) -> int:
-        if i not in index:
-            index[i] = len(index)
-        return index[i]
-
-    def value(x: float | None) -> float | None:
-        return None if x is None or math.isnan(x) else float(f"{x:.6g}")
-
-    queries = []
-    for q in b.queries:
-        gold = sorted(((intern(i), g) for i, g in q.gold.items()), key=lambda p: -p[1])
-        values = [[value(q.values.get(s, {}).get(m)) for m in b.measures] for s in systems]
-        top = [[intern(i) for i in q.top.get(s, ())] for s in systems]
-        queries.append([q.qid, q.text, q.category, [list(g) for g in gold], values, top])
-    return {"systems": systems, "candidates": list(b.candidates), "measures": list(b.measures),
-            "hib": [b.higher_is_better.get(m, True) for m in b.measures], "k": b.k,
-            "page": STATIC_ROWS, "ids": list(index), "queries": queries}
-
-
-def _script_json(data: Any) -> str:
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
-
-
-def _ids_cell(top: Sequence[str], gold: dict[str, int]) -> str:
-    if not top:
-        return "<td class=ids>—</td>"
-    items = []
-    for r, i in enumerate(top, 1):
-        g = gold.get(i)
-        mark = f"  ✓{g}" if g else ""
-        cls = ' class="rel"' if g else ""
-        items.append(f"<li{cls}>{r}. {_e(i)}{mark}</li>")
-    return f"<td class=ids><ol>{''.join(items)}</ol></td>"
-
-
-def _static_rows(b: Browser) -> Iterable[str]:
-    """The first page: the first candidate's largest falls on the first measure."""
-    if not b.candidates or not b.measures:
-        return
-    cand, m = b.candidates[0], b.measures[0]
-    hib = b.higher_is_better.get(m, True)
-    rows = []
-    for q in b.queries:
-        bv = q.values.get(b.baseline, {}).get(m)
-        cv = q.values.get(cand, {}).get(m)
-        d = (cv - bv) if bv is not None and cv is not None else math.nan
-        good = d if hib else -d
-        rows.append((math.inf if math.isnan(good) else good, q.qid, q, bv, cv, d))
-    rows.sort(key=lambda r: (r[0], r[1]))
-    for good, _, q, bv, cv, d in rows[:STATIC_ROWS]:
-        cls = "better" if good > 0 and good != math.inf else "worse" if good < 0 else "ns"
-        gold = ", ".join(f"{i} ({g})" for i, g in sorted(q.gold.items(), key=lambda p: -p[1]))
-        yield (f'<tr data-qid="{_e(q.qid)}"><td>{_e(q.qid)}</td><td>{_e(q.text or "—")}</td>'
-               f'<td class="num {cls}">{_num(None if math.isnan(d) else d, 4, True)}</td>'
-               f"<td class=num>{_num(bv)}</td><td class=num>{_num(cv)}</td>"
-               f"<td class=ids>{_e(gold or '—')}</td>"
-               + _ids_cell(q.top.get(b.baseline, ()), q.gold)
-               + _ids_cell(q.top.get(cand, ()), q.gold) + "</tr>")
-
-
-def _browser(b: Browser) -> str:
-    cand = b.candidates[0] if b.candidates else b.baseline
-    m = b.measures[0] if b.measures else "—"
-    k = f" top {b.k}" if b.k else " top"
-    heads = (("qid", "qid"), ("query", None), ("Δ", "delta"), ("baseline", "base"),
-             ("candidate", "cand"), ("gold (grade)", None), (f"{b.baseline}{k}", None))
-    head = "".join(f'<th{f" data-sort={s}" if s else ""}'
-                   f'{" class=num" if s in ("delta", "base", "cand") else ""}>{_e(h)}</th>'
-                   for h, s in heads)
-    head += f'<th id="rp-cand-head">{_e(cand + k)}</th>'
-    shown = min(STATIC_ROWS, len(b.queries))
-    static_note = (f"Showing the {shown} largest falls of {cand} on {m} (of {len(b.queries)} "
-                   "queries). With JavaScript, the table sorts, filters and pages through "
-                   "every query.")
-    controls = (
-        '<div class="controls" id="rp-controls" hidden>'
-        '<label>candidate <select id="rp-candidate"></select></label>'
-        '<label>measure <select id="rp-measure"></select></label>'
-        '<label>filter <input type="search" id="rp-filter" '
-        'placeholder="qid or query text"></label>'
-        '<label><input type="checkbox" id="rp-regressions"> regressions only</label>'
-        '<button id="rp-prev" type="button">previous</button>'
-        '<button id="rp-next" type="button">next</button><span id="rp-info" class="note">'
-        "</span></div>")
-    notes = "".join(f'<p class="note">{_e(n)}</p>' for n in b.notes)
-    data = _script_json(_browser_data(b))
-    return (f'<p class="note" id="rp-static-note">{_e(static_note)}</p>{notes}{controls}'
-            f'<div class="scroll"><table id="rp-table"><thead><tr>{head}</tr></thead>'
-            f'<tbody id="rp-rows">{"".join(_static_rows(b))}</tbody></table></div>'
-            f'<script type="application/json" id="rp-browser-data">{data}</script>')
-
-
 def _section(key: str, title: str, body: str) -> str:
     return f'<section id="{key}"><h2>{_e(title)}</h2>{body}</section>'
 
 
-def render_html(view: View) -> str:
-    """The complete HTML document for ``view`` (see the module docstring)."""
+def render_html(view: View, *, detail: bool = False) -> str:
+    """The complete HTML document for ``view`` (see the module docstring). A comparison or
+    an eval leads with its systems × measures table and verdicts
+    (`rankproof.report._html_matrix`); ``detail`` lists every verdict row there instead of
+    folding those with no detectable difference."""
     sections: list[tuple[str, str, str]] = []
+    if view.matrix is not None and view.matrix.rows:
+        sections.append(("answer", "Systems × measures", answer_html(view.matrix,
+                                                                     detail=detail)))
     summary = ""
     if view.passed is not None:
         summary += (f'<p><span class="banner {"pass" if view.passed else "fail"}">'
@@ -343,7 +241,7 @@ def render_html(view: View) -> str:
     if view.tables:
         sections.append(("tables", "Tables", "".join(_table(t) for t in view.tables)))
     if view.browser is not None:
-        sections.append(("browser", "Regression browser", _browser(view.browser)))
+        sections.append(("browser", "Regression browser", browser_html(view.browser)))
     caveats = "".join(f"<li>{_e(c)}</li>" for c in view.caveats) or "<li>none</li>"
     sections.append(("caveats", "Caveats", f'<ul class="caveats">{caveats}</ul>'))
     prov = "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in view.provenance)
@@ -359,6 +257,7 @@ def render_html(view: View) -> str:
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<meta name="generator" content="rankproof {_e(__version__)}">'
-        f"<title>{_e(view.title)}</title><style>{CSS}</style></head><body>"
+        f"<title>{_e(view.title)}</title><style>{CSS}{MATRIX_CSS if view.matrix else ''}"
+        f"{BROWSER_CSS if view.browser else ''}</style></head><body>"
         f'<header><h1>{_e(view.title)}</h1><p class="meta">{_e(meta)}</p></header>'
         f"<nav>{nav}</nav>{body}{script}</body></html>\n")
