@@ -26,7 +26,8 @@ def test_top_level_names_are_pinned() -> None:
     assert set(rankproof.__all__) == {
         "Comparison", "ConfigError", "InputError", "Measure", "MissingExtraError",
         "NotComputedError", "PairedResult", "PairingError",
-        "PerQuery", "Qrels", "RankproofError", "Run", "TargetError", "__version__", "compare",
+        "PerQuery", "Qrels", "RankproofError", "Run", "TargetError", "UserCodeError",
+        "__version__", "compare",
         "correct", "evaluate", "load_qrels", "load_run", "paired_test", "parse",
         "read_trec_qrels", "read_trec_run",
     }
@@ -184,7 +185,7 @@ def test_the_engine_namespace_is_pinned() -> None:
     import rankproof.engine
 
     assert rankproof.engine.__all__ == ["ENGINES", "Executor", "Kind", "LocalExecutor",
-                                        "RayExecutor", "executor_for", "shards"]
+                                        "RayExecutor", "cpu_count", "executor_for", "shards"]
 
 
 def test_the_installed_version_is_the_one_written_in_the_package() -> None:

@@ -25,6 +25,7 @@ from rankproof._errors import (
     PairingError,
     RankproofError,
     TargetError,
+    UserCodeError,
 )
 from rankproof._version import __version__
 
@@ -73,6 +74,7 @@ __all__ = [
     "RankproofError",
     "Run",
     "TargetError",
+    "UserCodeError",
     "__version__",
     "compare",
     "correct",

@@ -16,19 +16,28 @@ catch either ``rankproof.InputError`` or plain ``ValueError``::
     ├── TargetError(RuntimeError)  a system under test failed after its retries;
     │                              carries case_id/target/status/attempts
     ├── NotComputedError(KeyError) a result was asked for a measure it does not hold
-    └── MissingExtraError(ImportError)  an optional dependency is not installed
+    ├── MissingExtraError(ImportError)  an optional dependency is not installed
+    └── UserCodeError(RuntimeError)  a function the user supplied (a retriever, a
+                                   plugin metric, a judge call, a target, a custom
+                                   fusion or transform) raised; names it and its error
 
 Messages say what was expected, what was found, and where; the attributes
 say the same to a program, which should not have to parse the message.
 Anything raised that is *not* a `RankproofError` is a bug in rankproof (the
-CLI reports it as an internal error, exit code 3); ``TypeError`` for a
+CLI reports it as an internal error, exit code 3) — unless it came out of
+the user's own code (`user_code_error` finds that in the traceback), which
+is the user's to fix (exit code 2); ``TypeError`` for a
 programming mistake (a non-callable where a function is needed) is the one
 built-in raised on purpose.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
 
 
 class RankproofError(Exception):
@@ -156,3 +165,118 @@ class MissingExtraError(RankproofError, ImportError):
     Raised instead of falling back to something else: a stage that cannot run
     as asked is never replaced silently.
     """
+
+
+class UserCodeError(RankproofError, RuntimeError):
+    """A function the user supplied raised: the error is in that code, not in rankproof.
+
+    ``function`` names it (``module.qualname``), ``error`` is what it raised
+    (``ValueError: boom``) and ``where`` the innermost line of the user's code
+    the error passed through (``my_retriever.py, line 3``), when known.
+    """
+
+    def __init__(self, function: str, error: str, where: str | None = None) -> None:
+        self.function = function
+        self.error = error
+        self.where = where
+        at = f" (at {where})" if where else ""
+        super().__init__(f"your function {function} raised {error}{at}; the error is in "
+                         "that code, not in rankproof (--debug prints the traceback)")
+
+
+def _library_roots() -> tuple[str, ...]:
+    """Folders whose code is not the user's: rankproof, the standard library, site-packages."""
+    import sysconfig
+
+    roots = {str(Path(__file__).resolve().parent)}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            roots.add(str(Path(path).resolve()))
+    for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
+        roots.add(str(Path(prefix).resolve()))
+    return tuple(sorted(roots))
+
+
+_USER_FOLDERS: set[str] = set()
+
+
+def note_user_code(path: str | os.PathLike[str] | None) -> None:
+    """Record that the module at ``path`` is the user's code, loaded by rankproof on the
+    user's word (``--retriever MODULE:CALLABLE``, ``--plugin``): an exception raised in
+    it, or in code beside it (its folder), is the user's (`user_code_error`)."""
+    if path is not None:
+        _USER_FOLDERS.add(str(Path(path).resolve().parent))
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _is_user_file(filename: str, roots: tuple[str, ...]) -> bool:
+    if not filename or filename.startswith("<"):
+        return False  # frozen importlib, exec'd strings
+    resolved = str(Path(filename).resolve())
+    if "site-packages" in resolved or "dist-packages" in resolved:
+        return False
+    if any(_within(resolved, r) for r in roots):
+        return False
+    return any(_within(resolved, f) for f in _USER_FOLDERS)
+
+
+def _remote_user_frame(exc: BaseException, roots: tuple[str, ...]
+                       ) -> tuple[str, str] | None:
+    """``(function, where)`` of the first user frame in the text of a worker's traceback
+    (`concurrent.futures` chains it as ``__cause__``), else None."""
+    import re
+
+    remote = getattr(exc.__cause__, "tb", None)
+    if not isinstance(remote, str):
+        return None
+    frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)', remote)
+    mine = [(f, n, fn) for f, n, fn in frames if _is_user_file(f, roots)]
+    if not mine:
+        return None
+    first, last = mine[0], mine[-1]
+    return f"{Path(first[0]).stem}.{first[2]}", f"{Path(last[0]).name}, line {last[1]}"
+
+
+def user_code_error(exc: BaseException) -> UserCodeError | None:
+    """The `UserCodeError` for ``exc`` when it came out of the user's own code, else None.
+
+    ``exc`` is an exception that is not a `RankproofError` (which would be
+    the user's already). It is the user's when its traceback passes through
+    a frame of code that rankproof loaded on the user's word (`note_user_code`:
+    a ``--retriever MODULE:CALLABLE``, a ``--plugin``, and the code beside
+    them) and that is not rankproof, the standard library or an installed
+    package;
+    the first such frame entered from rankproof (or a library) is the function
+    rankproof called, and it is the one named (the outermost, when the user's
+    code was the caller all along). Anything else stays a bug in rankproof.
+    """
+    if isinstance(exc, RankproofError):
+        return None
+    roots = _library_roots()
+    tb: TracebackType | None = exc.__traceback__
+    outer = called = inner = None
+    previous: bool | None = None  # was the frame before this one the user's?
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        mine = _is_user_file(code.co_filename, roots)
+        if mine:
+            module = tb.tb_frame.f_globals.get("__name__", "")
+            name = f"{module}.{code.co_qualname}" if module else code.co_qualname
+            outer = outer or name
+            if previous is False and called is None:
+                called = name  # the first of the user's functions rankproof called
+            inner = f"{Path(code.co_filename).name}, line {tb.tb_lineno}"
+        previous = mine
+        tb = tb.tb_next
+    if outer is None:
+        remote = _remote_user_frame(exc, roots)  # raised in a process pool's worker
+        if remote is None:
+            return None
+        outer, inner = remote
+    text = str(exc)
+    error = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return UserCodeError(called or outer, error, inner)

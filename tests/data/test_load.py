@@ -1,4 +1,4 @@
-"""`load_run` / `load_qrels`: one entry point, format from the argument or the name."""
+"""`load_run` / `load_qrels`: one entry point, format from the argument or the content."""
 
 from __future__ import annotations
 
@@ -41,7 +41,8 @@ FORMATS = QRELS_FORMATS  # the formats that hold both runs and qrels
 
 def test_formats() -> None:
     assert FORMATS == ("trec", "beir", "json", "jsonl") == _load.QRELS_FORMATS
-    assert RUN_FORMATS == (*FORMATS, "msmarco") == get_args(Format) == _load.RUN_FORMATS
+    assert RUN_FORMATS == (*FORMATS, "msmarco", "parquet") == get_args(Format) \
+        == _load.RUN_FORMATS
 
 
 @pytest.mark.parametrize("gz", ["", ".gz"])
@@ -69,7 +70,7 @@ def test_every_format_round_trips_through_the_loader(fmt, gz, tmp_path) -> None:
     ("a.json.gz", "{}", "json"),
     ("a.tsv", "query-id\tcorpus-id\tscore\n", "beir"),
     ("a.tsv", "q1\t0\td1\t1\n", "trec"),
-    ("a.txt", "query-id\tcorpus-id\tscore\n", "trec"),
+    ("a.txt", "query-id\tcorpus-id\tscore\n", "beir"),  # the content decides (issue 22)
     ("qrels", "q1 0 d1 1\n", "trec"),
     ("run.trec", "", "trec"),
 ])
@@ -86,8 +87,9 @@ def test_gzip_beir_header_is_sniffed(write) -> None:
 def test_format_argument_wins_over_the_name(write) -> None:
     path = write("run.txt", '{"q1": {"d1": 1.0}}')
     assert load_run(path, format="json").to_dict() == {"q1": {"d1": 1.0}}
+    assert load_run(path).to_dict() == {"q1": {"d1": 1.0}}  # by content, not by the name
     with pytest.raises(InputError, match="expected 6 columns"):
-        load_run(path)
+        load_run(path, format="trec")  # the argument wins over the content
 
 
 def test_unknown_format(write) -> None:

@@ -57,8 +57,11 @@ def test_msmarco_is_sniffed(name, content, write) -> None:
 
 
 def test_sniffing_leaves_other_three_column_shapes_alone(write) -> None:
-    assert sniff_format(write("run.tsv", "q1\td1\t0.75\n")) == "trec"  # a float, not a rank
-    assert sniff_format(write("run.trec", MSMARCO)) == "trec"  # only .tsv/.txt are looked into
+    # a float is not a rank: no format has that shape, so it is refused (issue 22 item 8)
+    with pytest.raises(InputError, match="cannot tell which run format") as err:
+        load_run(write("run.tsv", "q1\td1\t0.75\n"))
+    assert err.value.line == 1 and "MS MARCO run (qid docid rank)" in str(err.value)
+    assert sniff_format(write("run.trec", MSMARCO)) == "msmarco"  # the content, not the name
     assert load_run(write("run", MSMARCO), format="msmarco").ranks is not None
 
 

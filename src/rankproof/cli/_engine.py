@@ -37,27 +37,25 @@ else:
         ray = "ray"
 
 
-_PANEL = "Engine"
-
 RAY_USED = False
 """Set once a command in this process ran on Ray: `rankproof.cli.entry` then ends the
 process without the interpreter's teardown or its atexit handlers (``cli.end_process``)."""
 
 EngineOption = Annotated[EngineChoice, typer.Option(
-    "--engine", rich_help_panel=_PANEL,
+    "--engine",
     help="Where independent work runs: 'local' (this machine; --workers > 1 uses a pool) or "
          "'ray' (a Ray cluster; the 'ray' extra). Results are identical whichever engine "
          "runs them.")]
 """``--engine local|ray`` (default ``local``)."""
 
 AddressOption = Annotated[str | None, typer.Option(
-    "--address", rich_help_panel=_PANEL, metavar="ADDR",
+    "--address", metavar="ADDR",
     help="The Ray cluster to use (e.g. 'ray://head:10001' or 'auto'); without it, --engine "
          "ray starts a local cluster for this command and stops it afterwards.")]
 """``--address ADDR`` (Ray only; default None)."""
 
 WorkersOption = Annotated[int | None, typer.Option(
-    "--workers", min=1, rich_help_panel=_PANEL, metavar="N",
+    "--workers", min=1, metavar="N",
     help="How many workers: local defaults to 1 (in this process), ray to the cluster's "
          "CPUs.")]
 """``--workers N`` (>= 1; default None: the engine's own default)."""
@@ -75,6 +73,35 @@ def describe_where(executor: Executor) -> str:
     return f"rankproof: running on this machine ({info.get('workers')} workers)"
 
 
+#: The most threads ``--workers`` starts for calls to a server (judge, targets):
+#: past this, threads only queue on the server and cost memory.
+MAX_WORKERS = 256
+
+
+def cap_workers(workers: int | None) -> int | None:
+    """``--workers`` for the local engine, bounded before any pool starts.
+
+    CPU-bound work never runs on more processes than this machine has CPUs
+    (`LocalExecutor.map` lowers it), but calls to a server (a judge, a target)
+    wait on the network, so a larger count still helps them: it is kept, up to
+    `MAX_WORKERS`. Above the CPUs one note on standard error says both; a
+    million workers is lowered to `MAX_WORKERS` rather than exhausting the
+    machine before any work starts.
+    """
+    from rankproof.engine import cpu_count
+
+    if workers is None or isinstance(workers, bool) or not isinstance(workers, int):
+        return workers
+    cpus = cpu_count()
+    if workers <= cpus:
+        return workers
+    used = min(workers, MAX_WORKERS)
+    print(f"rankproof: note: --workers {workers} is more than this machine's {cpus} "
+          f"CPU{'s' if cpus != 1 else ''}; CPU-bound work uses {cpus} processes, calls to a "
+          f"server up to {used} threads", file=sys.stderr, flush=True)
+    return used
+
+
 @contextmanager
 def engine_from(engine: str = "local", address: str | None = None,
                 workers: int | None = None) -> Iterator[Executor]:
@@ -86,6 +113,8 @@ def engine_from(engine: str = "local", address: str | None = None,
     global RAY_USED
     from rankproof.engine import executor_for
 
+    if str(engine) == "local":
+        workers = cap_workers(workers)
     executor = executor_for(str(engine), address=address, workers=workers)
     RAY_USED = RAY_USED or executor.name == "ray"
     try:
@@ -96,5 +125,5 @@ def engine_from(engine: str = "local", address: str | None = None,
         executor.close()
 
 
-__all__ = ["AddressOption", "EngineChoice", "EngineOption", "WorkersOption",
-           "describe_where", "engine_from"]
+__all__ = ["MAX_WORKERS", "AddressOption", "EngineChoice", "EngineOption", "WorkersOption",
+           "cap_workers", "describe_where", "engine_from"]

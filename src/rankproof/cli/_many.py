@@ -53,6 +53,8 @@ class RunFileTask:
     evidence_depth: int = 0
     memory_cap: int | None = None
     """``--memory-cap``: a run over it is streamed in partitions (`rankproof.cli._capped`)."""
+    run_format: str | None = None
+    """``--run-format`` (None: the format is recognised by the run's content)."""
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,8 @@ def evaluate_run_file(task: RunFileTask) -> RunFileResult:
         if streamed is not None:
             return streamed
     run = task.run if isinstance(task.run, Run) else load_run(
-        task.run, dedupe=task.dedupe, extra_columns=task.extra_columns)  # type: ignore[arg-type]
+        task.run, dedupe=task.dedupe, extra_columns=task.extra_columns,  # type: ignore[arg-type]
+        format=task.run_format)  # type: ignore[arg-type]
     loaded = run
     # The name errors quote: the final one when --name gives it, else the usual one (the
     # run's tag) until all the runs' tags are known.
@@ -135,6 +138,7 @@ def evaluate_run_files(
     name are refused.
     """
     from rankproof.cli._runs import (
+        FORMATS_ASKED,
         STDIN,
         _check_stdin,
         load_qrels_arg,
@@ -159,9 +163,11 @@ def evaluate_run_files(
         note_input(p)
     dedupe_value = None if dedupe is None else str(dedupe)
     extra = "ignore" if allow_extra_columns else "error"
+    run_format = FORMATS_ASKED["run"]
     tasks = [RunFileTask(
-        qrels=q, run=(load_run(p, dedupe=dedupe_value, extra_columns=extra)  # type: ignore[arg-type]
-                      if p == STDIN else p),
+        qrels=q, run=(load_run(p, dedupe=dedupe_value, extra_columns=extra,  # type: ignore[arg-type]
+                               format=run_format)  # type: ignore[arg-type]
+                      if p == STDIN else p), run_format=run_format,
         measures=tuple(measures), name=names[i] if names else None, rel_level=rel_level,
         topics=topics, order=order,
         dedupe=dedupe_value, extra_columns=extra, max_retrieved=max_retrieved,

@@ -26,7 +26,6 @@ an input.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -145,18 +144,20 @@ def sniff_kind(path: Path) -> str | None:
     if not data:
         return None
     if data[0].lstrip().startswith(("{", "[")):
+        from rankproof.data import parse_document
+
         if not complete and os.path.getsize(path) <= _JSON_LIMIT:
             text = _head(path, _JSON_LIMIT).decode("utf-8", errors="replace").lstrip("\ufeff")
         try:
-            doc = json.loads(text)
+            doc = parse_document(text, str(path), what="file")
             return _json_kind(doc) or _row_kind(doc)  # a one-line JSONL file parses whole
-        except (ValueError, RecursionError):
+        except ValueError:
             pass
         rows = []
         for line in data:
             try:
-                rows.append(_row_kind(json.loads(line)))
-            except (ValueError, RecursionError):
+                rows.append(_row_kind(parse_document(line, str(path), what="line")))
+            except ValueError:
                 return None
         return _same(rows)
     first = [f.strip() for f in data[0].split("\t")]

@@ -105,6 +105,42 @@ def dedupe_option() -> Any:
                              "rows instead of failing.")
 
 
+FORMATS_ASKED: dict[str, str | None] = {"run": None, "qrels": None}
+"""``--run-format`` / ``--qrels-format`` of the command running now (None: by content).
+Set by the options' callbacks on every invocation, read by `load_runs`, `load_qrels_arg`
+and the run-file tasks (which carry it to the engine's workers)."""
+
+
+def _remember_format(kind: str, allowed: tuple[str, ...]) -> Callable[[Any], Any]:
+    def callback(value: Any) -> Any:
+        if value is not None and str(value) not in allowed:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(allowed)}")
+        FORMATS_ASKED[kind] = None if value is None else str(value)
+        return value
+
+    return callback
+
+
+def run_format_option() -> Any:
+    """``--run-format FORMAT``: read every run as FORMAT instead of by its content."""
+    from rankproof.data import RUN_FORMATS
+
+    return typer.Option(None, "--run-format", metavar="FORMAT",
+                        callback=_remember_format("run", tuple(RUN_FORMATS)),
+                        help="Read every run as this format (" + ", ".join(RUN_FORMATS) +
+                             ") instead of recognising it by its content.")
+
+
+def qrels_format_option() -> Any:
+    """``--qrels-format FORMAT``: read the qrels as FORMAT instead of by their content."""
+    from rankproof.data import QRELS_FORMATS
+
+    return typer.Option(None, "--qrels-format", metavar="FORMAT",
+                        callback=_remember_format("qrels", tuple(QRELS_FORMATS)),
+                        help="Read the qrels as this format (" + ", ".join(QRELS_FORMATS) +
+                             ") instead of recognising them by their content.")
+
+
 def allow_extra_columns_option() -> Any:
     return typer.Option(False, "--allow-extra-columns",
                         help="Accept run lines with more columns than the format has "
@@ -191,7 +227,8 @@ def _check_stdin(paths: list[str]) -> None:
 
 def load_qrels_arg(path: Path | str, dedupe: DedupeChoice | None = None) -> Qrels:
     note_input(path)
-    return load_qrels(str(path), dedupe=_value(dedupe))
+    return load_qrels(str(path), dedupe=_value(dedupe),
+                      format=FORMATS_ASKED["qrels"])  # type: ignore[arg-type]
 
 
 def load_runs(qrels: Path | str | None, paths: list[Path], *, names: list[str] | None = None,
@@ -216,7 +253,7 @@ def load_runs(qrels: Path | str | None, paths: list[Path], *, names: list[str] |
         q = load_qrels_arg(qrels, dedupe)
     for p in given:
         note_input(p)
-    runs = [load_run(p, dedupe=_value(dedupe),
+    runs = [load_run(p, dedupe=_value(dedupe), format=FORMATS_ASKED["run"],  # type: ignore[arg-type]
                      extra_columns="ignore" if allow_extra_columns else "error")
             for p in given]
     labels = unique_labels(given, names, runs)

@@ -24,7 +24,14 @@ from typing import Any, TypeVar
 import rankproof._limits as _limits
 from rankproof._errors import InputError, RankproofError
 from rankproof._io import PathLike
-from rankproof.data._bounds import YamlBoundError, cut, json_loads, json_problem, load_yaml
+from rankproof.data._bounds import (
+    YamlBoundError,
+    cut,
+    json_loads,
+    json_problem,
+    load_yaml,
+    parse_int,
+)
 from rankproof.data._jsonl import json_error
 from rankproof.data._text import Input
 
@@ -52,9 +59,17 @@ def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _load_json(text: str) -> Any:
+def _no_constant(name: str) -> Any:
+    raise _Problem(f"invalid JSON: {name} is not valid JSON")
+
+
+def _load_json(text: str, finite: bool = False) -> Any:
     try:
-        value = json_loads(text, pairs_hook=_pairs_hook)
+        if finite:
+            value = json.loads(text, parse_int=parse_int, object_pairs_hook=_pairs_hook,
+                               parse_constant=_no_constant)
+        else:
+            value = json_loads(text, pairs_hook=_pairs_hook)
     except json.JSONDecodeError as exc:
         err = json_error(exc, None)
         raise _Problem(err.reason, exc.lineno) from None
@@ -129,6 +144,7 @@ def parse_document(
     *,
     what: str = "document",
     yaml: bool = False,
+    finite: bool = False,
     error: type[RankproofError] = InputError,
 ) -> Any:
     """The parsed content of JSON (or YAML) already in memory, held to the same bounds.
@@ -138,6 +154,8 @@ def parse_document(
     length, duplicate keys and YAML's alias expansion are bounded as in
     `read_document`, and every failure is one ``error`` naming ``label`` —
     never a ``RecursionError`` (exit 3) from ``json.loads`` on a deep reply.
+    ``finite=True`` also refuses ``NaN``/``Infinity`` (not JSON, though
+    Python's parser takes them), as a reply from a model server must.
     """
     fail = _failer(label, error)
     if isinstance(text, bytes):
@@ -146,7 +164,7 @@ def parse_document(
         except UnicodeDecodeError as exc:
             raise fail(f"cannot read the {what}: not UTF-8 (byte {exc.start})") from None
     try:
-        return _load_yaml(text) if yaml else _load_json(text)
+        return _load_yaml(text) if yaml else _load_json(text, finite)
     except _Problem as exc:
         raise fail(f"cannot read the {what}: {exc.message}", exc.line, exc.field) from None
 

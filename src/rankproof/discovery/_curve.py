@@ -51,7 +51,7 @@ from rankproof.retrieval import (
     CrossEncoder,
     Embedder,
 )
-from rankproof.stats import Result, bootstrap_ci, check_int, check_probability
+from rankproof.stats import Cost, Result, bootstrap_ci, check_cost, check_int, check_probability
 
 #: What the curve's interval resamples, in words (recorded on every curve).
 CURVE_INTERVAL = "percentile bootstrap over probes (each probe's hit rate across trials)"
@@ -279,6 +279,7 @@ def distractor_robustness_curve(
     confidence_level = check_probability(confidence_level, "confidence_level")
     resamples = check_int(resamples, "resamples", 1)
     requested, capped, built = _sizes(sizes, len(catalog))
+    curve_cost(len(pairs), len(catalog), built, trials)  # before anything is indexed
     # The searcher over the whole catalogue: refuses a missing extra or a bad mode now, and
     # is the identity the curve is recorded under.
     base = CatalogSearcher(catalog, mode=mode, embedder=embedder, rerank=rerank,
@@ -315,6 +316,30 @@ def distractor_robustness_curve(
         mode=base.mode, identity=base.identity, confidence_level=confidence_level,
         resamples=resamples, degraded=base.degraded, notes=tuple(notes),
         seconds=time.perf_counter() - started)
+
+
+SEARCH_OPERATIONS = 10_000
+"""Element operations one sub-catalogue search counts as in `curve_cost`: a lower
+bound (building the sub-catalogue's index and searching it takes far longer)."""
+
+
+def curve_cost(probes: int, items: int, sizes: Sequence[int], trials: int) -> Cost:
+    """The curve's cost, refused (`InputError`, field ``trials``) before it starts when over
+    the bounds of `rankproof.stats.check_cost` (``--trials 1000000000`` used to allocate
+    73.6 GiB of hit flags). Each size above 1 draws ``trials`` orders of the catalogue
+    (one for the whole catalogue) and searches at most one sub-catalogue per probe;
+    the ``probes x trials`` hit flags of a size are held at once."""
+    operations = memory = 0.0
+    for size in sizes:
+        if size == 1:
+            continue
+        runs = 1 if size == items else trials
+        operations += float(runs) * (items + float(probes) * (size + SEARCH_OPERATIONS))
+        memory = max(memory, float(probes) * runs)
+    return check_cost(Cost(operations, memory),
+                      f"the distractor curve with {trials} trial(s) per size over {probes} "
+                      f"probe(s) and sizes up to {max(sizes, default=0)}", knobs="--trials",
+                      field="trials")
 
 
 def _draw_order(seed: int, size: int, trial: int, n_items: int) -> npt.NDArray[np.intp]:

@@ -21,7 +21,7 @@ from rankproof.engine._executor import (
     executor_for,
     shards,
 )
-from rankproof.engine._local import LocalExecutor
+from rankproof.engine._local import LocalExecutor, cpu_count
 from rankproof.engine._ray import RayExecutor
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "Kind",
     "LocalExecutor",
     "RayExecutor",
+    "cpu_count",
     "executor_for",
     "shards",
 ]

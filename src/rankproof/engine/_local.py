@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import (
     FIRST_EXCEPTION,
@@ -18,6 +19,14 @@ from rankproof.engine._executor import Kind
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+
+def cpu_count() -> int:
+    """The CPUs this process may run on (its affinity mask, not the machine's total)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 class LocalExecutor:
@@ -61,6 +70,8 @@ class LocalExecutor:
                 out.append(r)
             return out
         n = min(self.workers, len(items))
+        if kind != "io":  # more processes than CPUs only queue for them
+            n = min(n, cpu_count())
         pool: _PoolExecutor = (
             ThreadPoolExecutor(max_workers=n, thread_name_prefix="rankproof")
             if kind == "io" else

@@ -38,7 +38,6 @@ drift, and a checked measure missing on either side is refused by name.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -47,7 +46,7 @@ from typing import Any, Literal
 from rankproof._errors import InputError, RankproofError
 from rankproof._limits import shown
 from rankproof.comparison import rows_from_document
-from rankproof.data import Input, read_document, validate_model
+from rankproof.data import Input, parse_document, read_document, validate_model
 from rankproof.gate._baseline import (
     DEFAULT_DIR,
     Baseline,
@@ -132,7 +131,7 @@ def _is_records(path: str | os.PathLike[str]) -> bool:
     if not first.startswith("{") or first.count("{") > 1:  # a record is one flat object
         return False
     try:
-        row = json.loads(first)
+        row = parse_document(first, str(path), what="record")
     except ValueError:
         return False
     return isinstance(row, dict) and {"run", "topic", "measure", "value"} <= set(row)

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 
-from rankproof._errors import ConfigError, RankproofError
+from rankproof._errors import ConfigError, RankproofError, note_user_code
 from rankproof._limits import shown
 
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -106,4 +106,5 @@ def _run(spec: str, load: Callable[[], ModuleType]) -> ModuleType:
     except (Exception, SystemExit) as exc:  # the plugin's own code failed while it ran
         raise ConfigError(f"--plugin {spec!r}: importing it raised {type(exc).__name__}: "
                           f"{exc}") from None
+    note_user_code(getattr(module, "__file__", None))  # its metrics' errors are the user's
     return module

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from rankproof._errors import InputError
+from rankproof.data import parse_document
 
 __all__ = ["KINDS", "Extracted", "Series", "decode_qids", "decode_values", "encode_qids",
            "encode_values", "extract", "kind_of", "result_id"]
@@ -96,7 +97,7 @@ def encode_qids(qids: Sequence[str]) -> tuple[str, bytes]:
 
 
 def decode_qids(blob: bytes) -> tuple[str, ...]:
-    return tuple(json.loads(zlib.decompress(blob).decode("utf-8")))
+    return tuple(parse_document(zlib.decompress(blob), "the results store", what="query ids"))
 
 
 def kind_of(document: Any, label: str) -> str:

@@ -27,6 +27,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 
 from rankproof._errors import InputError
+from rankproof.data import parse_document
 from rankproof.history._extract import (
     Extracted,
     decode_qids,
@@ -98,8 +99,9 @@ class ResultInfo:
 def _info(row: Any) -> ResultInfo:
     m = row._mapping
     values = {c: m[c] for c in _COLUMNS}
-    values["runs"] = tuple(json.loads(values["runs"]))
-    values["measures"] = tuple(json.loads(values["measures"]))
+    values["runs"] = tuple(parse_document(values["runs"], "the results store", what="runs"))
+    values["measures"] = tuple(parse_document(values["measures"], "the results store",
+                                              what="measures"))
     values["git_dirty"] = None if values["git_dirty"] is None else bool(values["git_dirty"])
     return ResultInfo(**values)
 
@@ -327,7 +329,8 @@ class HistoryStore:
         with self.engine.connect() as conn:
             blob = conn.execute(select(results.c.document).where(results.c.seq == info.seq)
                                 ).scalar_one()
-        return dict(json.loads(_decompress(bytes(blob)).decode("utf-8")))
+        return dict(parse_document(_decompress(bytes(blob)), "the results store",
+                                   what="stored document"))
 
     def qids(self, digest: str) -> tuple[str, ...]:
         if digest not in self._qids:
@@ -365,14 +368,8 @@ class HistoryStore:
 
         The rows are ordered without their arrays, which are then read by key: a sort that
         carried every array would read (and, in SQLite, spill) all of them."""
-        cols = [results.c[c] for c in _COLUMNS]
-        q = select(*cols, per_query.c.system, per_query.c.qids_digest).join(
-            per_query, per_query.c.result_seq == results.c.seq).where(
-            per_query.c.measure == measure)
-        if run is not None:
-            q = q.where(per_query.c.system == run)
-        if branch is not None:
-            q = q.where(results.c.git_branch == branch)
+        q = _holding(measure, run, branch, *(results.c[c] for c in _COLUMNS),
+                     per_query.c.system, per_query.c.qids_digest)
         q = q.order_by(results.c.created_at.desc(), results.c.seq.desc())
         if last is not None:
             q = q.limit(last)
@@ -402,15 +399,9 @@ class HistoryStore:
         import bisect
         import zlib
 
-        q = select(results.c.seq, results.c.id, results.c.git_commit, results.c.created_at,
-                   per_query.c.system, per_query.c.qids_digest).join(
-            per_query, per_query.c.result_seq == results.c.seq).where(
-            per_query.c.measure == measure)
-        if run is not None:
-            q = q.where(per_query.c.system == run)
-        if branch is not None:
-            q = q.where(results.c.git_branch == branch)
-        q = q.order_by(results.c.created_at, results.c.seq)
+        q = _holding(measure, run, branch, results.c.seq, results.c.id,
+                     results.c.git_commit, results.c.created_at, per_query.c.system,
+                     per_query.c.qids_digest).order_by(results.c.created_at, results.c.seq)
         positions: dict[str, int | None] = {}
         out = []
         with self.engine.connect() as conn:
@@ -431,13 +422,7 @@ class HistoryStore:
 
     def count(self, measure: str, run: str | None, branch: str | None) -> int:
         """How many stored results hold ``measure`` (for ``run``, on ``branch``)."""
-        q = select(func.count()).select_from(per_query.join(
-            results, per_query.c.result_seq == results.c.seq)).where(
-            per_query.c.measure == measure)
-        if run is not None:
-            q = q.where(per_query.c.system == run)
-        if branch is not None:
-            q = q.where(results.c.git_branch == branch)
+        q = _holding(measure, run, branch, func.count())
         with self.engine.connect() as conn:
             return int(conn.execute(q).scalar_one())
 
@@ -451,6 +436,20 @@ class HistoryStore:
             rows = list(conn.execute(q))
         return [(str(r.system), str(r.measure), self.qids(r.qids_digest),
                  decode_values(bytes(r.data))) for r in rows]
+
+
+def _holding(measure: str, run: str | None, branch: str | None, *columns: Any) -> Any:
+    """``SELECT columns`` over the per-query arrays of ``measure`` joined to their results,
+    for ``run`` (a system name) and on ``branch`` when given: the one filtered join that
+    trends, since-when and counts read."""
+    q = select(*columns).select_from(per_query.join(
+        results, per_query.c.result_seq == results.c.seq)).where(
+        per_query.c.measure == measure)
+    if run is not None:
+        q = q.where(per_query.c.system == run)
+    if branch is not None:
+        q = q.where(results.c.git_branch == branch)
+    return q
 
 
 def _compress(raw: bytes) -> bytes:

@@ -47,7 +47,7 @@ import numpy.typing as npt
 import rankproof._limits as _limits
 from rankproof._errors import InputError, TargetError
 from rankproof._io import PathLike, atomic_write
-from rankproof.data import Input, read_document
+from rankproof.data import Input, parse_document, read_document
 from rankproof.providers._config import ProviderConfig
 
 if TYPE_CHECKING:
@@ -290,7 +290,7 @@ class Provider:
         path = self.cache_dir / key[:2] / f"{key}.json"
         if self.cache:
             try:
-                entry = json.loads(path.read_text(encoding="utf-8"))
+                entry = parse_document(path.read_bytes(), str(path), what="provider cache entry")
                 if entry.get("key") == key:
                     parse(entry["body"])
                     with self._lock:

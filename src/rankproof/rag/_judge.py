@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr, V
 from rankproof._errors import InputError, RankproofError
 from rankproof._io import PathLike, atomic_write, read_bytes
 from rankproof._manifest import digest_json
+from rankproof.data import parse_document
 from rankproof.rag._answers import AnswerRow, Context
 from rankproof.rag._fanout import judge_all
 from rankproof.rag._openai import OpenAICompatible as OpenAICompatible
@@ -92,16 +93,17 @@ class _Verdict(BaseModel):  # the verdict schema: a score and a reason, nothing 
     reason: StrictStr
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def parse_verdict(raw: str, scale: Sequence[Label]) -> tuple[Label, str]:
-    """The ``(score, reason)`` of a raw verdict, or `ValueError` saying what is wrong."""
+    """The ``(score, reason)`` of a raw verdict, or `ValueError` saying what is wrong.
+
+    The reply is read by the one bounded reader (`rankproof.data.parse_document`):
+    a deeply nested reply is a refused verdict, never a ``RecursionError``."""
     try:
-        obj = json.loads(raw, parse_constant=_no_constant)
-    except ValueError as exc:
-        raise ValueError(f"not a JSON object: {exc}") from None
+        obj = parse_document(raw, "verdict", what="verdict", finite=True)
+    except InputError as exc:
+        reason = exc.reason.removeprefix("cannot read the verdict: ").removeprefix(
+            "invalid JSON: ")
+        raise ValueError(f"not a JSON object: {reason}") from None
     if not isinstance(obj, dict):
         raise ValueError(f"not a JSON object: got {type(obj).__name__}")
     try:
@@ -116,6 +118,28 @@ def parse_verdict(raw: str, scale: Sequence[Label]) -> tuple[Label, str]:
     if type(score) is not type(scale[0]) or score not in scale:
         raise ValueError(f"score {score!r} is not one of the scale {list(scale)!r}")
     return score, verdict.reason
+
+
+JUDGE_CALL_OPERATIONS = 10_000
+"""Element operations one judge call counts as in the cost estimate: a lower bound
+(a cached call still hashes its key twice and reads a file, tens of microseconds;
+a real one waits on a model server for far longer)."""
+
+JUDGE_CALL_BYTES = 256
+"""Bytes one call holds until the verdicts are summarised (its work item and its
+`Verdict`): a lower bound."""
+
+
+def check_judge_cost(rows: int, repeat: int) -> None:
+    """Refuse ``rows`` x ``repeat`` judge calls before the first is made when they could
+    not finish within `rankproof._limits.MAX_ESTIMATED_SECONDS` or fit in memory
+    (``--repeat 1000000000`` used to be accepted and run until killed)."""
+    from rankproof.stats import Cost, check_cost
+
+    calls = float(rows) * float(repeat)
+    check_cost(Cost(calls * JUDGE_CALL_OPERATIONS, calls * JUDGE_CALL_BYTES),
+               f"judging {rows} answer(s) {repeat} time(s) each ({calls:.3g} calls)",
+               knobs="--repeat", field="repeat")
 
 
 @dataclass(frozen=True)
@@ -250,7 +274,7 @@ class Judge:
     def _cached(self, key: str) -> str | None:
         path = self._cache_path(key)
         try:
-            entry = json.loads(path.read_text(encoding="utf-8"))
+            entry = parse_document(path.read_bytes(), str(path), what="judge cache entry")
             if entry["version"] == JUDGE_CACHE_VERSION and entry["key"] == key:
                 return str(entry["raw"])
         except FileNotFoundError:
@@ -301,6 +325,8 @@ class Judge:
         if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
             raise InputError(f"repeat must be a positive integer, got {repeat!r}",
                              field="repeat")
+        rows = tuple(rows)
+        check_judge_cost(len(rows), repeat)
         verdicts, calls = judge_all(self, rows, repeat, queries, executor)
         return self._summarise(verdicts, repeat, calls)
 
@@ -446,13 +472,16 @@ class JudgeCalibration:
         """Read a file `save` wrote; anything else is an `InputError` naming it."""
         where = str(path)
         try:
-            obj = json.loads(read_bytes(path, "the judge calibration file"),
-                             parse_constant=_no_constant)
+            obj = parse_document(read_bytes(path, "the judge calibration file"), where,
+                                 what="judge calibration file", finite=True)
             data = _CalibrationFile.model_validate(obj)
         except ValidationError as exc:
             first = exc.errors()[0]
             raise InputError(f"not a judge calibration file: {first['msg']}", path=where,
                              field=".".join(map(str, first["loc"])) or None) from None
+        except InputError as exc:
+            raise InputError(f"not a judge calibration file: {exc.reason}", path=where,
+                             line=exc.line, field=exc.field) from None
         except ValueError as exc:
             raise InputError(f"not a judge calibration file: {exc}", path=where) from None
         if data.schema_version != CALIBRATION_SCHEMA_VERSION:

@@ -7,7 +7,6 @@ failure reasons).
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from types import TracebackType
@@ -15,13 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 import rankproof._limits as _limits
 from rankproof._errors import InputError, TargetError
+from rankproof.data import parse_document
 
 if TYPE_CHECKING:
     import httpx
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
 
 
 class OpenAICompatible:
@@ -111,8 +107,8 @@ class OpenAICompatible:
             text = body[:300].decode("utf-8", "replace")
             raise self._fail(f"HTTP {response.status_code}: {text}", response.status_code)
         try:
-            content = json.loads(body, parse_constant=_no_constant)["choices"][0]["message"][
-                "content"]
+            content = parse_document(body, self.url, what="reply", finite=True)["choices"][0][
+                "message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError):
             raise self._fail("the body is not an OpenAI chat completion (expected JSON with"
                              " choices[0].message.content)", response.status_code) from None

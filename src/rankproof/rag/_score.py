@@ -26,7 +26,7 @@ from rankproof.comparison import Comparison, compare_scores
 from rankproof.data import Qrels
 from rankproof.measures import MetricDef, lookup
 from rankproof.rag._answers import AnswerFile, AnswerRow, ArmManifest, References, aligned
-from rankproof.rag._judge import Judge, Label
+from rankproof.rag._judge import Judge, Label, check_judge_cost
 from rankproof.rag._judging import JUDGE_METRIC, JudgeSummary, run_judge
 from rankproof.rag._text import answer_normalisation
 from rankproof.targets import Case, CaseRow, RunProvenance, RunResult, TargetResponse
@@ -160,6 +160,8 @@ def score_answers(answers: AnswerFile, references: References | None = None, *,
     if not isinstance(strip_citations, bool):
         raise InputError(f"strip_citations must be true or false, got {strip_citations!r}",
                          field="strip_citations")
+    if judge is not None and isinstance(repeat, int) and not isinstance(repeat, bool):
+        check_judge_cost(len(answers.rows), repeat)  # before a metric is computed
     if references is not None:
         references.check_covers(answers.query_ids, source=answers.path or answers.name)
     defs = _defs(metrics)

@@ -35,6 +35,10 @@ from rankproof.retrieval._base import (
 
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
 
+RETRIEVAL_EXTRA_HINT = ("BM25 needs the 'retrieval' extra ({missing} is not installed): "
+                        "pip install 'rankproof[retrieval]'")
+"""The refusal when bm25s or PyStemmer is missing (they are not in the core install)."""
+
 
 class Analyzer:
     """Text → stems: lower-case, split, drop stop words, stem. Deterministic."""
@@ -48,10 +52,9 @@ class Analyzer:
         if stemmer is not None:
             try:
                 import Stemmer
-            except ImportError as exc:  # pragma: no cover - a core dependency
-                raise MissingExtraError(
-                    "BM25 stemming needs PyStemmer, a rankproof dependency: pip install PyStemmer"
-                ) from exc
+            except ImportError as exc:
+                raise MissingExtraError(RETRIEVAL_EXTRA_HINT.format(missing="PyStemmer")
+                                        ) from exc
             if stemmer not in Stemmer.algorithms():
                 raise InputError(
                     f"stemmer must be one of PyStemmer's algorithms or None, got {stemmer!r}")
@@ -107,9 +110,8 @@ def _stopword_set(stopwords: str | Sequence[str] | None) -> frozenset[str]:
                 f"stopwords must be 'en', a list of words or None, got {stopwords!r}")
         try:
             from bm25s.stopwords import STOPWORDS_EN
-        except ImportError as exc:  # pragma: no cover - a core dependency
-            raise MissingExtraError(
-                "BM25 needs bm25s, a rankproof dependency: pip install bm25s") from exc
+        except ImportError as exc:
+            raise MissingExtraError(RETRIEVAL_EXTRA_HINT.format(missing="bm25s")) from exc
         return frozenset(STOPWORDS_EN)
     return frozenset(str(w).lower() for w in stopwords)
 
@@ -173,9 +175,8 @@ class BM25Retriever:
             return
         try:
             import bm25s
-        except ImportError as exc:  # pragma: no cover - a core dependency
-            raise MissingExtraError(
-                "BM25 needs bm25s, a rankproof dependency: pip install bm25s") from exc
+        except ImportError as exc:
+            raise MissingExtraError(RETRIEVAL_EXTRA_HINT.format(missing="bm25s")) from exc
         corpus_ids, vocab = self.analyzer.analyse_all(texts)
         if not vocab:
             raise InputError("no document holds an indexable term (every token is a stop word "

@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
-import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from rankproof._errors import ConfigError
+from rankproof.data import read_document
 from rankproof.providers import is_provider_spec, provider_from_spec
 from rankproof.retrieval._base import DENSE_EXTRA_HINT
 
@@ -138,8 +138,8 @@ def _dir_problem(path: Path, what: str) -> str | None:
     module_dirs = [path]
     if modules_file.is_file():
         try:
-            modules = json.loads(modules_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+            modules = read_document(modules_file, what="modules.json")
+        except ValueError as exc:
             return f"{what} {modules_file} is not readable JSON ({exc})"
         if not isinstance(modules, list) or not all(isinstance(m, dict) for m in modules):
             return f"{what} {modules_file} must hold a list of modules"

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import inspect
 import itertools
-import json
 import os
 import time
 from collections.abc import Sequence
@@ -30,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rankproof._errors import ConfigError, InputError
-from rankproof.data import ranked_order, tie_keys, top_k
+from rankproof.data import ranked_order, read_document, tie_keys, top_k
 from rankproof.retrieval._base import (
     DENSE_EXTRA_HINT,
     Docs,
@@ -91,8 +90,8 @@ def rerank_unavailable_reason(path: str | os.PathLike[str] | None) -> str | None
 
 def _marked_plumbing_only(path: Path) -> bool:
     try:
-        config = json.loads((path / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        config = read_document(path / "config.json", what="model config")
+    except ValueError:
         return False
     return isinstance(config, dict) and config.get(PLUMBING_MARKER) is True
 

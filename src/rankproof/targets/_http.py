@@ -36,6 +36,7 @@ import httpx
 
 import rankproof._limits as _limits
 from rankproof._errors import InputError, TargetError
+from rankproof.data import parse_document
 from rankproof.targets._base import Where, _short, case_label, check_name, ids_from, where_of
 from rankproof.targets._case import Case, TargetResponse
 from rankproof.targets._deadline import deadline_at, deadline_transport
@@ -390,21 +391,18 @@ class HttpTarget:
     def _parse(self, status: int, content: bytes, where: str, latency_ms: float,
                ctx: Where) -> TargetResponse:
         try:
-            body = json.loads(content)
-        except RecursionError:
-            body = None
-            depth: int | None = None  # deeper than the parser itself goes
-        except (ValueError, UnicodeDecodeError) as exc:
+            body = parse_document(content, where, what="response")
+        except InputError as exc:
+            if "nested" in exc.reason:
+                raise TargetError(
+                    f"{where}: the response JSON nests deeper than {_limits.MAX_NESTING_DEPTH}"
+                    " levels (rankproof._limits.MAX_NESTING_DEPTH)", status=status,
+                    **ctx) from None
             raise TargetError(
-                f"{where}: the response body is not JSON ({exc}); body starts "
+                f"{where}: the response body is not JSON "
+                f"({exc.reason.removeprefix('cannot read the response: ')}); body starts "
                 f"{_short(content.decode('utf-8', errors='replace'), 80)}",
-                status=status, **ctx) from exc
-        else:
-            depth = _nesting(body, _limits.MAX_NESTING_DEPTH)
-        if depth is None or depth > _limits.MAX_NESTING_DEPTH:
-            raise TargetError(
-                f"{where}: the response JSON nests deeper than {_limits.MAX_NESTING_DEPTH} "
-                "levels (rankproof._limits.MAX_NESTING_DEPTH)", status=status, **ctx)
+                status=status, **ctx) from None
         if not isinstance(body, dict):
             raise TargetError(f"{where}: expected a JSON object, got a JSON "
                               f"{_json_kind(body)}: {_short(body, 80)}", status=status, **ctx)
@@ -446,29 +444,6 @@ def _check_seconds(value: object, name: str) -> None:
             or not math.isfinite(value) or value <= 0:
         raise InputError(f"{name} must be a positive number of seconds, got {value!r}",
                          field=name)
-
-
-def _nesting(value: object, limit: int) -> int:
-    """How deep ``value`` nests arrays and objects, counting stops once past ``limit``.
-
-    Iterative, so that a deep document cannot overflow the stack here either.
-    """
-    deepest = 0
-    stack: list[tuple[object, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        depth += 1
-        deepest = max(deepest, depth)
-        if deepest > limit:
-            return deepest
-        stack.extend((child, depth) for child in children)
-    return deepest
 
 
 def _json_kind(value: object) -> str:
