@@ -83,3 +83,12 @@ def test_an_msmarco_duplicate_is_named_by_its_line_with_no_careful_parse(
         read_msmarco_run(path)
     assert got.value.line == len(text_lines)
     assert calls == []
+
+
+@pytest.mark.parametrize("text", ["nan", "NaN", "-inf", "1e400"])
+def test_a_non_finite_score_is_shown_as_the_file_spells_it(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "r.run"
+    path.write_text(f"1 Q0 d1 1 2.5 t\n1 Q0 d2 2 {text} t\n")
+    with pytest.raises(InputError) as got:
+        read_trec_run(path)
+    assert f"found '{text}'" in str(got.value) and got.value.line == 2

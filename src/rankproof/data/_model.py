@@ -183,7 +183,7 @@ class Run:
         if not finite.all():
             row = int(np.flatnonzero(~finite)[0])
             raise InputError(
-                f"score must be a finite number, found {scores[row]!r}",
+                f"score must be a finite number, found {float(scores[row])!r}",
                 path=source, line=_locate(locator, row), field="score",
             )
         ranks = None

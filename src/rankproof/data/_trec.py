@@ -253,8 +253,10 @@ def read_trec_run(
             # The rows are the careful path's (`_fast_agrees`), so what `from_columns`
             # refuses (a duplicate row, an empty id) it would refuse too: report it now,
             # located by the newline scan, instead of parsing the file again line by line.
-            # Standard input has no locator: the careful path names the line.
-            if exc.line is not None:
+            # Standard input has no locator: the careful path names the line. A
+            # non-finite score is shown as the file spells it ("NaN", "1e400"), which
+            # only the careful path still has.
+            if exc.line is not None and exc.field != "score":
                 raise
     rows, lines = _Lines(src, _RUN_COLUMNS, extra_columns).rows()
     if tag is None:  # the first line was a comment: the first data line has the tag
