@@ -15,15 +15,16 @@ $(BIN)/python:
 
 # torch is pinned to 2.13.0 (the CPU wheel) in the dense extra; see README.
 $(DEMO_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dense]'
+	$(BIN)/python -m pip install --quiet -e '.[dense,retrieval,report]'
 	touch $(DEMO_STAMP)
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev,ray,faiss]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,ray,faiss,docs]'
 	touch $(STAMP) $(DEMO_STAMP)
 
+# Ends naming evals/results/latest.json and the HTML report beside it (open it in a browser).
 demo: $(DEMO_STAMP)
-	$(BIN)/rankproof eval
+	$(BIN)/rankproof eval --html evals/results/latest.html
 
 # chromium, chromium-driver and pdflatex (apt-get, when missing): see scripts/system-deps.sh.
 test: $(STAMP)

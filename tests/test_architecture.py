@@ -104,6 +104,41 @@ def test_the_table_names_every_package() -> None:
     assert packages <= set(floors), f"packages missing from the table: {packages - set(floors)}"
 
 
+def _may_import() -> dict[str, set[str]]:
+    """The table's third column: ``nothing``, a list, or ``a … b`` (every package on the
+    floors from a's to b's); a parenthesis is a comment."""
+    floors = _floors()
+    allowed: dict[str, set[str]] = {}
+    for line in DOC.read_text(encoding="utf-8").splitlines():
+        m = re.match(r"^\|\s*\d+\s*\|\s*`([a-z_]+)`\s*\|([^|]*)\|", line)
+        if not m:
+            continue
+        text = re.sub(r"\(.*\)", "", m.group(2)).strip()
+        if text == "nothing":
+            allowed[m.group(1)] = set()
+        elif "…" in text:
+            low, high = (part.strip() for part in text.split("…"))
+            allowed[m.group(1)] = {p for p, f in floors.items()
+                                   if floors[low] <= f <= floors[high]}
+        else:
+            allowed[m.group(1)] = {p.strip() for p in text.split(",")}
+    return allowed
+
+
+def test_the_may_import_column_agrees_with_the_floors_and_the_code() -> None:
+    """What a row lists is on lower floors only, and the code imports nothing else."""
+    floors, allowed = _floors(), _may_import()
+    assert set(allowed) == set(floors)
+    upward = [f"{pkg} lists {dst} (floor {floors[dst]} >= {floors[pkg]})"
+              for pkg, dsts in allowed.items() for dst in sorted(dsts)
+              if floors[dst] >= floors[pkg]]
+    assert not upward, "\n".join(upward)
+    bad = [f"{file}:{line}: {src} imports {module}, not in its row ({sorted(allowed[src])})"
+           for src, dst, file, line, module in _edges()
+           if src in allowed and dst not in HELPERS and dst != "" and dst not in allowed[src]]
+    assert not bad, "\n".join(bad)
+
+
 def test_every_import_is_allowed_by_the_table() -> None:
     floors = _floors()
     bad = []

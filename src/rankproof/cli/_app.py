@@ -8,7 +8,9 @@ measures pays for scipy, the harness or the retrieval stages.
 
 The error boundary (`error_boundary`, and the group's `invoke` as a backstop)
 maps exceptions to exit codes: a `RankproofError` is the user's to fix, so it
-prints one line and exits 2; anything else is a bug in rankproof, so it prints
+prints one line and exits 2, and so is an exception that came out of the
+user's own code (a ``--retriever``, a ``--plugin``'s metric: `user_code_error`
+names the function); anything else is a bug in rankproof, so it prints
 one line naming a saved traceback file and exits 3 (``--debug`` or
 ``RANKPROOF_DEBUG=1`` prints the traceback instead). Typer's own usage errors
 keep click's exit code 2.
@@ -30,7 +32,7 @@ from typing import Any, TypeVar
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
-from rankproof._errors import InputError, RankproofError
+from rankproof._errors import InputError, RankproofError, user_code_error
 from rankproof._version import __version__
 from rankproof.report.console import make_console, plain
 
@@ -61,6 +63,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                              "is \"nothing applies\" said?"),
     "report": ("report", "Render any rankproof JSON as one offline HTML file, Markdown or "
                          "LaTeX."),
+    "plot": ("plot", "Save a figure of a result (forest, per-query, null, curve, trend) as "
+                     "PNG, SVG or PDF."),
     "inspect": ("inspect", "Sample regressed queries with their evidence for review, and count "
                            "the reviewed sides."),
     "run": ("run", "Run an experiment file's stages, cached by content; --only, --dry-run."),
@@ -142,6 +146,12 @@ def handle(exc: Exception) -> typer.Exit:
     if isinstance(exc, BrokenPipeError):  # ``rankproof … | head``: the reader has gone
         _silence_stdout()
         return typer.Exit(EXIT_OK)
+    user = user_code_error(exc)  # raised by the user's own function: theirs to fix
+    if user is not None:
+        if debug_requested():
+            sys.stderr.write("".join(traceback.format_exception(exc)))
+        _print_error("error", str(user))
+        return typer.Exit(EXIT_INPUT)
     report_internal_error(exc)
     return typer.Exit(EXIT_INTERNAL)
 

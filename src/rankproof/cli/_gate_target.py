@@ -23,8 +23,6 @@ from rankproof.gate import Baseline, ChecksFile, GateVerdict, evaluate_target
 from rankproof.report.console import plain
 from rankproof.targets import Case, HttpTarget, RunResult, shard_plan
 
-PANEL = "Target run"
-
 
 def parse_headers(values: list[str] | None) -> dict[str, str]:
     """``--header 'Name: value'`` (repeatable) as a mapping; a line without ``:`` is refused."""

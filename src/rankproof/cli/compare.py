@@ -26,6 +26,7 @@ from rankproof.cli._evidence import sidecar_outputs, stream_text, write_reports
 from rankproof.cli._history import history_option, record
 from rankproof.cli._many import evaluate_run_files
 from rankproof.cli._outputs import force_option, guard_outputs
+from rankproof.cli._progress import quiet_option, stages
 from rankproof.cli._runs import (
     DedupeChoice,
     OrderChoice,
@@ -38,7 +39,9 @@ from rankproof.cli._runs import (
     order_option,
     output_option,
     qrels_argument,
+    qrels_format_option,
     rel_level_option,
+    run_format_option,
     subtopics_option,
     topics_option,
 )
@@ -57,19 +60,24 @@ from rankproof.report.compare import comparison_markdown, comparison_tables
 from rankproof.report.console import make_console, plain, print_table
 from rankproof.stats import CORRECTIONS, TESTS
 
-FORMATS = ("table", "json", "md")
-"""Output formats: Rich tables, the comparison as JSON, GitHub-flavoured Markdown."""
+FORMATS = ("table", "json", "md", "latex")
+"""Output formats: Rich tables, the comparison as JSON, GitHub-flavoured Markdown, a LaTeX
+(booktabs) fragment."""
+LATEX_STYLE_NAMES = ("wide", "long")
+"""``rankproof.report.latex.LATEX_STYLES``, spelled here so that ``--help`` imports nothing."""
 
 if TYPE_CHECKING:
     TestChoice = str
     CorrectionChoice = str
     PairsChoice = str
     CompareFormat = str
+    LatexStyle = str
 else:
     TestChoice = choices("TestChoice", TESTS)
     CorrectionChoice = choices("CorrectionChoice", CORRECTIONS)
     PairsChoice = choices("PairsChoice", get_args(Pairs))
     CompareFormat = choices("CompareFormat", FORMATS)
+    LatexStyle = choices("LatexStyle", LATEX_STYLE_NAMES)
 
 
 STAGES_WORD = "stages"
@@ -108,19 +116,60 @@ def _write(output: Path, result: Comparison) -> None:
                    f"to {side}")
 
 
-def _print_comparison(result: Comparison, fmt: str) -> None:
-    """The comparison on standard output as ``fmt`` (table, json or md); caveats to stderr."""
+def _latex(result: Comparison, output: Path | None, style: str) -> str:
+    """The comparison as a LaTeX fragment, through the same view ``rankproof report`` builds
+    (from the file just written when there is one, so its digest names those bytes)."""
+    import hashlib
+
+    from rankproof.report.document import Document, read
+    from rankproof.report.latex import render_latex
+    from rankproof.report.views import build
+
+    if output is not None and str(output) != "-":
+        doc = read(output)
+    else:
+        text = _render(result)(None, ())
+        doc = Document(kind="rankproof.comparison", schema_version=result.schema_version,
+                       data=json.loads(text), path=Path("comparison.json"),
+                       digest="sha256:" + hashlib.sha256(text.encode()).hexdigest())
+    return render_latex(build(doc), style=style)
+
+
+def _print_comparison(result: Comparison, fmt: str, *, detail: bool = False,
+                      latex_style: str = "wide", output: Path | None = None) -> None:
+    """The comparison on standard output as ``fmt`` (table, json, md or latex); caveats to
+    stderr. With more than one candidate the table and the Markdown lead with the systems ×
+    measures table; the per-measure detail tables follow with ``detail`` (and are the whole
+    output with one candidate)."""
+    from rankproof.report.matrix import comparison_matrix
+
+    many = len(result.systems) > 2
     if fmt == "json":
         typer.echo(stream_text(result.evidence, _render(result)), nl=False)
+    elif fmt == "latex":
+        typer.echo(_latex(result, output, latex_style), nl=False)
     elif fmt == "md":
-        typer.echo(comparison_markdown(result))
+        from rankproof.report.markdown import matrix_markdown
+
+        if many:
+            typer.echo("\n".join(matrix_markdown(comparison_matrix(result), heading="###",
+                                                  caveats=not detail)) + "\n")
+        if detail or not many:
+            typer.echo(comparison_markdown(result))
     else:
+        from rankproof.report.compare import print_matrix
+
         console = make_console()
-        for table, notes in comparison_tables(result):
-            print_table(console, table)
-            for note in notes:
-                console.print(plain(note))
+        if many:
+            print_matrix(console, comparison_matrix(result))
+        if detail and many:
             console.print()
+        if detail or not many:
+            for table, notes in comparison_tables(result):
+                print_table(console, table)
+                for note in notes:
+                    console.print(plain(note))
+                console.print()
         for cav in result.caveats:
             print_note(cav)
 
@@ -152,6 +201,14 @@ def compare(
                                       help="baseline: candidates vs baseline; all: every pair "
                                            "(randomized Tukey HSD)."),
     fmt: CompareFormat = typer.Option("table", "--format", "-f", help="Output format."),
+    detail: bool = typer.Option(
+        False, "--detail",
+        help="With more than one candidate, also print the per-measure detail tables (every "
+             "row's means, Δ, interval, level, p, W/T/L) after the systems × measures table."),
+    latex_style: LatexStyle = typer.Option(
+        "wide", "--latex-style",
+        help="-f latex: wide (one row per system, one column per measure) or long (one row "
+             "per verdict)."),
     fail_on_regression: bool = typer.Option(
         False, "--fail-on-regression",
         help="Exit 1 when any candidate is significantly worse on any measure."),
@@ -160,6 +217,8 @@ def compare(
     order: OrderChoice = order_option(),
     dedupe: DedupeChoice | None = dedupe_option(),
     allow_extra_columns: bool = allow_extra_columns_option(),
+    run_format: str | None = run_format_option(),
+    qrels_format: str | None = qrels_format_option(),
     names: list[str] | None = names_option(),
     output: Path | None = output_option("Also write the comparison as JSON here."),
     queries: Path | None = typer.Option(
@@ -177,6 +236,7 @@ def compare(
     address: AddressOption = None,
     workers: WorkersOption = None,
     history: str | None = history_option(),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Is each candidate better, worse, or not detectably different from the baseline?"""
     if history is not None and output is None:
@@ -192,21 +252,26 @@ def compare(
         evidence_depth = 0
     # Each run file is read, evaluated (with its Judged@k columns) and its top ids collected
     # in one task of the engine; only the numbers come back, in the order of the runs.
-    with engine_from(engine, address, workers) as executor:
-        engine_info = executor.describe()
-        q, evaluated = evaluate_run_files(
-            qrels, [baseline, *candidates],
-            (*ms, *dict.fromkeys(judged_measure(m) for m in ms)), executor=executor,
-            names=names, dedupe=dedupe, allow_extra_columns=allow_extra_columns,
-            subtopics=subtopics, rel_level=rel_level, topics=str(topics), order=str(order),
-            evidence_depth=evidence_depth)
-    tables = {r.per_query.run_name: r.per_query for r in evaluated}
-    result = compare_tables(
-        q, tables, ms, baseline=evaluated[0].per_query.run_name,
-        test=str(test), alpha=alpha, correction=str(correction),  # type: ignore[arg-type]
-        pairs=str(pairs), resamples=resamples, seed=seed,  # type: ignore[arg-type]
-        rel_level=rel_level, topics=str(topics),  # type: ignore[arg-type]
-    )
+    with stages(quiet) as bar:
+        with engine_from(engine, address, workers) as executor, bar.stage(
+                f"reading and evaluating {1 + len(candidates)} runs",
+                files=[qrels, baseline, *candidates]):
+            engine_info = executor.describe()
+            q, evaluated = evaluate_run_files(
+                qrels, [baseline, *candidates],
+                (*ms, *dict.fromkeys(judged_measure(m) for m in ms)), executor=executor,
+                names=names, dedupe=dedupe, allow_extra_columns=allow_extra_columns,
+                subtopics=subtopics, rel_level=rel_level, topics=str(topics),
+                order=str(order), evidence_depth=evidence_depth)
+        tables = {r.per_query.run_name: r.per_query for r in evaluated}
+        with bar.stage(f"comparing {len(tables)} runs x {len(ms)} measure(s), {test} test, "
+                       f"up to {resamples:,} resamples per row"):
+            result = compare_tables(
+                q, tables, ms, baseline=evaluated[0].per_query.run_name,
+                test=str(test), alpha=alpha, correction=str(correction),  # type: ignore[arg-type]
+                pairs=str(pairs), resamples=resamples, seed=seed,  # type: ignore[arg-type]
+                rel_level=rel_level, topics=str(topics),  # type: ignore[arg-type]
+            )
     if evidence_depth > 0:
         evidence = dataclasses.replace(
             collect_evidence(q, {}, k=evidence_depth, queries=texts, rel_level=rel_level,
@@ -220,7 +285,8 @@ def compare(
                       output=output, full=result.n_topics == len(q.topics), engine=engine_info)
     if output is not None:
         _write(output, result)
-    _print_comparison(result, str(fmt))
+    _print_comparison(result, str(fmt), detail=detail, latex_style=str(latex_style),
+                      output=output)
     record(history, [output])
     if fail_on_regression and result.regressions:
         worse = ", ".join(f"{r.candidate} on {r.measure}" for r in result.regressions)

@@ -23,6 +23,7 @@ from rankproof.cli._app import app, err_console, error_boundary
 from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption, engine_from
 from rankproof.cli._evidence import sidecar_outputs, write_reports
 from rankproof.cli._history import history_option, record
+from rankproof.cli._html_report import html_destination, html_option, write_html
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import choices
 from rankproof.comparison import Evidence, EvidenceSidecar
@@ -41,9 +42,9 @@ from rankproof.harness import (
     run_experiment,
 )
 from rankproof.measures import resolve_measures
-from rankproof.report.compare import comparison_compact_table, comparison_markdown
+from rankproof.report.compare import comparison_markdown, print_matrix, verdicts_table
 from rankproof.report.console import make_console, plain, print_table
-from rankproof.report.eval import eval_tables
+from rankproof.report.eval import eval_tables, synthesis_markdown
 from rankproof.retrieval import DENSE_INDEXES
 
 DEFAULT_OUTPUT = Path("evals/results/latest.json")
@@ -55,6 +56,10 @@ FORMATS = ("table", "json", "md")
 _CONFIG_TYPES = typing.get_type_hints(EvalConfig)
 
 if TYPE_CHECKING:
+    from rankproof.harness import EvalReport
+    from rankproof.providers import ProviderConfig
+    from rankproof.rag import Judge, References, SynthesisSettings
+
     Granularity = str
     CollectionName = str
     EmbedderOpt = str
@@ -66,6 +71,10 @@ else:
     EmbedderOpt = choices("EmbedderOpt", typing.get_args(_CONFIG_TYPES["embedder"]))
     DenseIndexOpt = choices("DenseIndexOpt", DENSE_INDEXES)
     EvalFormat = choices("EvalFormat", FORMATS)
+
+
+Synthesis = tuple["ProviderConfig", "SynthesisSettings", "Judge | None", "References | None"]
+"""What ``--synthesis`` and its options resolve to, read before anything runs."""
 
 
 def _inputs(corpus: Path | None, judgments: Path | None, collection: CollectionName | None,
@@ -104,7 +113,7 @@ def _inputs(corpus: Path | None, judgments: Path | None, collection: CollectionN
 
 
 def _plan(inputs: EvalInputs, config: EvalConfig, outputs: list[Path], warmup: int = 8,
-          threads: int = 1) -> Table:
+          threads: int = 1, synthesis: Synthesis | None = None) -> Table:
     table = Table(title="plan (--dry-run: nothing is indexed, searched or written)",
                   title_justify="left", show_header=False)
     table.add_column("what", style="bold")
@@ -129,6 +138,14 @@ def _plan(inputs: EvalInputs, config: EvalConfig, outputs: list[Path], warmup: i
                     + (str(threads) if threads else "as torch sets them")),
         ("report", ", ".join(map(str, outputs))),
     ]
+    if synthesis is not None:
+        provider, settings, judge, references = synthesis
+        rows.insert(-1, ("synthesis", f"{provider.model} at {provider.base_url}: one answer per "
+                         f"answerable query from the best stage's top {settings.k}, prompt "
+                         f"{settings.digest[:19]}… ({settings.prompt_source})"
+                         + (", with references" if references is not None else "")
+                         + (f", judged by {judge.model}" if judge is not None else "")
+                         + (", echo check first" if settings.echo_check else "")))
     for r in rows:
         table.add_row(*r)
     return table
@@ -168,7 +185,7 @@ def _outputs(output: Path | None) -> list[Path]:
 
 def _guard(outputs: list[Path], corpus: Path | None, judgments: Path | None,
            collection: CollectionName | None, data_root: Path | None, beir: Path | None,
-           split: str, force: bool) -> None:
+           split: str, force: bool, html: Path | None = None) -> None:
     """Check every destination against every input before anything is read."""
     inputs: list[Path | None] = [judgments]
     if beir is not None:
@@ -176,8 +193,8 @@ def _guard(outputs: list[Path], corpus: Path | None, judgments: Path | None,
     folders: list[tuple[Path | None, frozenset[str] | None]] = [(corpus, DOCUMENT_SUFFIXES)]
     if collection is not None and data_root is not None:
         folders.append((data_root / str(collection), None))
-    guard_outputs([*((p, "rankproof.eval") for p in outputs), *sidecar_outputs(outputs)],
-                  inputs, force=force, input_dirs=folders)
+    guard_outputs([*((p, "rankproof.eval") for p in outputs), *sidecar_outputs(outputs),
+                   *html_destination(html)], inputs, force=force, input_dirs=folders)
 
 
 def _input_files(corpus: Path | None, judgments: Path | None,
@@ -195,6 +212,44 @@ def _input_files(corpus: Path | None, judgments: Path | None,
         files["beir"] = [beir / "corpus.jsonl", beir / "queries.jsonl",
                          beir / "qrels" / f"{split}.tsv"]
     return files
+
+
+def _synthesis_setup(synthesis: Path | None, k: int, prompt: Path | None, judge: Path | None,
+                     echo: bool, references: Path | None) -> Synthesis | None:
+    """The synthesis options, every file read and checked before anything runs."""
+    if synthesis is None:
+        for flag, given in (("--judge", judge is not None), ("--echo-check", echo),
+                            ("--synthesis-prompt", prompt is not None),
+                            ("--synthesis-references", references is not None)):
+            if given:
+                raise typer.BadParameter(f"{flag} needs --synthesis PROVIDER.yaml",
+                                         param_hint=f"'{flag}'")
+        return None
+    from rankproof.providers import load_provider_config
+    from rankproof.rag import SynthesisSettings, load_judge, load_references
+
+    settings = SynthesisSettings.from_options(k=k, prompt_file=prompt, echo_check=echo)
+    return (load_provider_config(synthesis), settings,
+            None if judge is None else load_judge(judge),
+            None if references is None else load_references(references))
+
+
+def _synthesized(report: EvalReport, inputs: EvalInputs, synth: Synthesis,
+                 quiet: bool) -> EvalReport:
+    """The report with its ``synthesis`` field (and the synthesis caveats)."""
+    from rankproof.harness import synthesis_passages
+    from rankproof.rag import SynthesisQuery, synthesize
+
+    provider, settings, judge, references = synth
+    passages = synthesis_passages(inputs, report, settings.k)
+    with _progress(quiet, len(passages.rows)) as say:
+        result = synthesize([SynthesisQuery.of(*row) for row in passages.rows], provider,
+                            settings, references=references, qrels=inputs.qrels, judge=judge,
+                            stage=passages.stage,
+                            selected_by=passages.selected_by,
+                            progress=lambda qid: say(f"synthesizing {qid}"))
+    return report.model_copy(update={"synthesis": result.to_dict(),
+                                     "caveats": [*report.caveats, *result.caveats]})
 
 
 @app.command("eval")
@@ -267,14 +322,40 @@ def eval_command(
     output: Path | None = typer.Option(None, "-o", "--output", metavar="PATH",
                                        help=f"Also write the report here (always written to "
                                             f"{DEFAULT_OUTPUT}); - is standard output."),
+    html_out: Path | None = html_option(),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and do nothing else."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress display."),
     fmt: EvalFormat = typer.Option("table", "--format", "-f", help="Output format."),
+    detail: bool = typer.Option(False, "--detail",
+                                help="List every verdict row (the rows with no detectable "
+                                     "difference are otherwise folded into one per measure)."),
     force: bool = force_option(),
     engine: EngineOption = "local",
     address: AddressOption = None,
     workers: WorkersOption = None,
     history: str | None = history_option(),
+    synthesis: Path | None = typer.Option(
+        None, "--synthesis", metavar="PROVIDER.yaml",
+        help="Generate one answer per answerable judged query from the best stage's top "
+             "passages through this chat provider, score it (grounding, citations) and keep "
+             "it in the report's synthesis field (docs/providers.md)."),
+    synthesis_k: int = typer.Option(5, "--synthesis-k", metavar="K",
+                                    help="Passages per synthesized answer."),
+    synthesis_prompt: Path | None = typer.Option(
+        None, "--synthesis-prompt", metavar="FILE",
+        help="Replace the synthesis prompt template (it must hold {query} and {passages}); "
+             "recorded by digest."),
+    judge: Path | None = typer.Option(None, "--judge", metavar="JUDGE.yaml",
+                                      help="With --synthesis: judge each answer (advisory "
+                                           "until calibrated)."),
+    synthesis_references: Path | None = typer.Option(
+        None, "--synthesis-references", metavar="REFS.jsonl",
+        help="With --synthesis: reference answers (JSONL query_id, answers) for every "
+             "answerable query, so the answer metrics score the synthesized answers too."),
+    echo_check: bool = typer.Option(
+        False, "--echo-check", help="With --synthesis: run the planted-marker citation-echo "
+                                    "check first and refuse a provider that fails it (its "
+                                    "own artifact: evals/results/echo-latest.json)."),
 ) -> None:
     """Run BM25 / dense / fusion / rerank over a corpus and compare each with BM25."""
     if corpus_dir is not None:  # grk eval's --corpus-dir: the same argument, one value
@@ -285,7 +366,7 @@ def eval_command(
     outputs = _outputs(output)
     adapted = find_adaptation(corpus) if corpus is not None and judgments is None else None
     _guard(outputs, corpus, judgments or (adapted[1] if adapted else None), collection,
-           data_root, beir, split, force)
+           data_root, beir, split, force, html_out)
     # Document-level judgments (a collection's, BEIR's) are scored by document by default.
     by_document = (collection is not None or beir is not None or adapted is not None
                    or irds is not None)
@@ -300,16 +381,21 @@ def eval_command(
         resamples=resamples, seed=seed, alpha=alpha, evidence_depth=evidence_depth,
     )
     config.check()
+    synth = _synthesis_setup(synthesis, synthesis_k, synthesis_prompt, judge, echo_check,
+                             synthesis_references)
     inputs = _inputs(corpus, judgments, collection, data_root, beir, split, gran, chunk_size,
                      overlap, irds)
     console = make_console()
     if dry_run:
-        print_table(console, _plan(inputs, config, outputs, warmup, threads))
+        print_table(console, _plan(inputs, config, [*outputs, *([html_out] if html_out else [])],
+                                   warmup, threads, synth))
         return
     with engine_from(engine, address, workers) as executor, \
             _progress(quiet, 2 * len(config.stages) + 1) as say:
         report, comparison = run_experiment(inputs, config, progress=say, warmup=warmup,
                                             threads=threads or None, executor=executor)
+    if synth is not None:
+        report = _synthesized(report, inputs, synth, quiet)
     report = report.stamped(inputs=_input_files(corpus, judgments or (adapted[1] if adapted
                                                                       else None),
                                                 collection, data_root, beir, split, irds),
@@ -328,16 +414,24 @@ def eval_command(
     elif str(fmt) == "md":
         if comparison is not None:
             typer.echo(comparison_markdown(comparison))
+        if (synthesized := synthesis_markdown(report)) is not None:
+            typer.echo(synthesized)
     else:
-        for n, (table, notes) in enumerate(eval_tables(report)):
-            if n:
-                console.print()
+        if comparison is not None:
+            # The answer first: stages × measures, then the verdicts (n.s. rows folded).
+            from rankproof.report.matrix import eval_matrix
+
+            answer = eval_matrix(report)
+            print_matrix(console, answer)
+            console.print()
+            table, notes = verdicts_table(answer, detail=detail)
             print_table(console, table)
             for note in notes:
                 console.print(plain(note))
-        if comparison is not None:
             console.print()
-            table, notes = comparison_compact_table(comparison)
+        for n, (table, notes) in enumerate(eval_tables(report)):
+            if n:
+                console.print()
             print_table(console, table)
             for note in notes:
                 console.print(plain(note))
@@ -349,7 +443,11 @@ def eval_command(
         line = plain("caveat:", style="yellow")
         line.append_text(plain(f" {cav}"))
         err_console.print(line)
-    err_console.print(plain(f"report written to {', '.join(map(str, outputs))}"))
     if sidecars:
         err_console.print(plain(f"evidence written beside it to {', '.join(map(str, sidecars))} "
                                 "(too large to keep inline)"))
+    # The paths come last, the HTML (rendered from the JSON just written) after the JSON.
+    page = None if html_out is None else write_html(outputs[0], html_out)
+    err_console.print(plain(f"report written to {', '.join(map(str, outputs))}"))
+    if page is not None:
+        err_console.print(plain(f"HTML report written to {page}"))

@@ -26,7 +26,13 @@ from rankproof._errors import ConfigError
 from rankproof._io import commit_all
 from rankproof.cli._app import EXIT_FAILED, app, err_console, error_boundary
 from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption
-from rankproof.cli._history import history_option, is_history_ref, materialize, record
+from rankproof.cli._history import (
+    history_option,
+    history_source,
+    is_history_ref,
+    materialize,
+    record,
+)
 from rankproof.cli._outputs import STDIN, force_option, guard_outputs
 from rankproof.cli._runs import choices
 from rankproof.gate import (
@@ -184,36 +190,29 @@ def gate_command(
         "--baseline history:ID or history:latest@BRANCH from this store (a SQLite file, "
         "postgresql://…, or 'default': $RANKPROOF_HISTORY, else .rankproof/history.db)."),
     target: str | None = typer.Option(
-        None, "--target", metavar="URL", rich_help_panel="Target run",
+        None, "--target", metavar="URL",
         help="Run this HTTP search service over --goldens and gate the run, instead of "
              "reading --report: POST {\"query\", \"id\"}, read {\"ids\": [...]}; one retry on "
              "a 5xx or transport error."),
     goldens: Path | None = typer.Option(None, "--goldens", metavar="PATH",
-                                        rich_help_panel="Target run",
                                         help="The golden cases (JSONL, YAML or CSV) for --target."),
     target_name: str = typer.Option("target", "--target-name", metavar="NAME",
-                                    rich_help_panel="Target run",
                                     help="The target's name in the verdict."),
     max_concurrency: int = typer.Option(4, "--max-concurrency", min=1, metavar="N",
-                                        rich_help_panel="Target run",
                                         help="Requests in flight at once, across all workers."),
     timeout: float = typer.Option(10.0, "--timeout", min=0.001, metavar="S",
-                                  rich_help_panel="Target run",
                                   help="Seconds for each connect, read and write."),
     deadline: float | None = typer.Option(None, "--deadline", min=0.001, metavar="S",
-                                          rich_help_panel="Target run",
                                           help="Seconds for a whole call, retry included "
                                                "(default twice --timeout)."),
     headers: list[str] | None = typer.Option(None, "--header", metavar="'NAME: VALUE'",
-                                             rich_help_panel="Target run",
                                              help="Sent with every request. Repeatable."),
     shard_size: int = typer.Option(256, "--shard-size", min=1, metavar="N",
-                                   rich_help_panel="Target run",
                                    help="Cases per shard: the unit of work and of checkpoints."),
-    resume: bool = typer.Option(False, "--resume", rich_help_panel="Target run",
+    resume: bool = typer.Option(False, "--resume",
                                 help="Continue an interrupted --target run from its checkpoint "
                                      "(in the rankproof cache folder) instead of refusing it."),
-    quiet: bool = typer.Option(False, "--quiet", rich_help_panel="Target run",
+    quiet: bool = typer.Option(False, "--quiet",
                                help="No progress on standard error."),
     engine: EngineOption = "local",
     address: AddressOption = None,
@@ -240,8 +239,10 @@ def gate_command(
         raise ConfigError("--target needs --goldens PATH, the cases to run it on")
     if target is None and report is None:
         report = DEFAULT_REPORT
+    source = None
     if is_history_ref(baseline):  # a stored result: read from the history into a temp file
         baseline = materialize(str(baseline), history)
+        source = history_source(baseline)
     guard_outputs([(junit, None), (markdown, None), (json_out, "rankproof.gate")],
                   [report if target is None else goldens, checks,
                    _baseline_file(baseline, baseline_dir)], force=force)
@@ -270,9 +271,12 @@ def gate_command(
             resume=resume, engine=str(engine), address=address, workers=workers, quiet=quiet)
     else:
         verdict = run_gate(spec, result, base)
-    verdict = dataclasses.replace(verdict, provenance=_provenance(
-        verdict.seed, checks, report, _baseline_file(baseline, baseline_dir), json_out,
-        goldens, ran))
+    block = _provenance(verdict.seed, checks, report,
+                        None if source else _baseline_file(baseline, baseline_dir), json_out,
+                        goldens, ran)
+    if source:  # the stored result, not the temporary file it was read through
+        block["baseline_history"] = source
+    verdict = dataclasses.replace(verdict, provenance=block)
     render(verdict, str(fmt))
     for line in write_outputs(verdict, junit, markdown, json_out):
         err_console.print(plain(f"wrote {line}"))

@@ -15,6 +15,7 @@ from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption, en
 from rankproof.cli._history import history_option, record
 from rankproof.cli._many import evaluate_run_files, trec_eval_limited
 from rankproof.cli._outputs import force_option, guard_outputs
+from rankproof.cli._progress import quiet_option, stages
 from rankproof.cli._runs import (
     DedupeChoice,
     OrderChoice,
@@ -28,7 +29,9 @@ from rankproof.cli._runs import (
     order_option,
     output_option,
     qrels_argument,
+    qrels_format_option,
     rel_level_option,
+    run_format_option,
     runs_argument,
     subtopics_option,
     topics_option,
@@ -200,6 +203,8 @@ def measure(
     fmt: MeasureFormat = typer.Option("table", "--format", "-f", help="Output format."),
     dedupe: DedupeChoice | None = dedupe_option(),
     allow_extra_columns: bool = allow_extra_columns_option(),
+    run_format: str | None = run_format_option(),
+    qrels_format: str | None = qrels_format_option(),
     names: list[str] | None = names_option(),
     output: Path | None = output_option("Write the output to a file (atomically)."),
     force: bool = force_option(),
@@ -228,6 +233,7 @@ def measure(
     workers: WorkersOption = None,
     memory_cap: str | None = memory_cap_option(),
     history: str | None = history_option(),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Evaluate runs against judgments, exactly as trec_eval does."""
     guard_outputs([(output, "rankproof.measure")], [qrels, *runs], force=force)
@@ -253,7 +259,8 @@ def measure(
     loaded: list[Run] = []
     if cross_check_with is None:
         # Each run is read and evaluated in one task of the engine; only its numbers return.
-        with engine_from(engine, address, workers) as executor:
+        with engine_from(engine, address, workers) as executor, stages(quiet) as bar, bar.stage(
+                f"reading and evaluating {len(runs)} run(s)", files=[qrels, *runs]):
             engine_info = executor.describe()
             qrels_obj, evaluated = evaluate_run_files(
                 qrels, runs, selected, executor=executor, names=names, dedupe=dedupe,

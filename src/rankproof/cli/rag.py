@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from rankproof._errors import InputError
 from rankproof.cli._app import EXIT_FAILED, app, error_boundary, print_note
 from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption, engine_from
+from rankproof.cli._history import history_option, record
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import choices, write_output
 from rankproof.report.console import make_console, plain, print_table
@@ -121,6 +123,7 @@ def score(
     fmt: RagFormat = typer.Option("table", "--format", "-f", help="Output format."),
     output: Path | None = typer.Option(None, "-o", "--output", "--json", metavar="PATH",
                                        help="Also write the report as JSON here."),
+    history: str | None = history_option(),
     force: bool = force_option(),
     engine: EngineOption = "local",
     address: AddressOption = None,
@@ -138,6 +141,8 @@ def score(
 
     if labels is not None and judge is None:
         raise typer.BadParameter("--labels needs --judge")
+    if history is not None and output is None:
+        raise InputError("--history records the report this command writes: give -o PATH")
     guard_outputs([(output, "rankproof.rag")], [answers, references, qrels, judge, labels],
                   force=force)
     the_judge = None if judge is None else load_judge(judge)
@@ -176,6 +181,7 @@ def score(
         doc["llm_metrics"] = llm_summary
     if output is not None:
         write_output(output, json.dumps(doc, indent=2, allow_nan=False) + "\n")
+    record(history, [output])
     if fmt == "json":
         typer.echo(json.dumps(doc, indent=2, allow_nan=False))
     else:
@@ -282,6 +288,7 @@ def compare(
     fmt: RagFormat = typer.Option("table", "--format", "-f", help="Output format."),
     output: Path | None = typer.Option(None, "-o", "--output", "--json", metavar="PATH",
                                        help="Also write the comparison as JSON here."),
+    history: str | None = history_option(),
     fail_on_regression: bool = typer.Option(
         False, "--fail-on-regression", help="Exit 1 when an arm is significantly worse."),
     force: bool = force_option(),
@@ -295,6 +302,8 @@ def compare(
         load_references,
     )
 
+    if history is not None and output is None:
+        raise InputError("--history records the comparison this command writes: give -o PATH")
     guard_outputs([(output, "rankproof.comparison")], [*arms, references, qrels], force=force)
     files = [load_answers(a) for a in arms]
     refs = None if references is None else load_references(references)
@@ -311,6 +320,7 @@ def compare(
                                      for f in files}}, indent=2, allow_nan=False)
     if output is not None:
         write_output(output, text + "\n")
+    record(history, [output])
     if fmt == "json":
         typer.echo(text)
     else:

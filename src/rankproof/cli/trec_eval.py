@@ -514,13 +514,6 @@ def _hint(spec: str) -> str:
             "spelling: use rankproof measure -m for it)")
 
 
-def _first_measure(selection: TrecSelection) -> str:
-    for c in selection.columns:
-        if c.style != "header":
-            return c.family
-    return "num_q"
-
-
 def _placeholder(run: Run, qrels_topics: list[str]) -> Run:
     """A one-row run on a topic the qrels lack: every qrels topic then has nothing
     retrieved (-M 0, or -J removing every document), as trec_eval evaluates it."""

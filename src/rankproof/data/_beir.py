@@ -43,11 +43,6 @@ def is_beir_header(line: bytes | str) -> bool:
     return tuple(fields[:3]) == BEIR_HEADER
 
 
-def sniff_beir(path: PathLike | Input) -> bool:
-    """Whether the input (gzip or not) starts with BEIR's header line."""
-    return is_beir_header(Input.open(path).first_line(1 << 12))
-
-
 def _field_at(raw: bytes, col: int) -> str | None:
     """The header name of the column holding byte ``col`` of a raw line."""
     index = raw[:col].count(b"\t")

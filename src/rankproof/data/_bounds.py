@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import rankproof._limits as _limits
-from rankproof._errors import ConfigError, InputError, RankproofError
+from rankproof._errors import ConfigError
 
 
 class HugeInt:
@@ -255,17 +255,6 @@ def load_yaml(text: str, loader: type[Any] | None = None) -> tuple[Any, Any]:
         return instance.construct_document(node), node
     finally:
         instance.dispose()
-
-
-def bound_error(exc: YamlBoundError, label: str,
-                error: type[RankproofError] = InputError, prefix: str = "") -> RankproofError:
-    """``exc`` as ``error`` naming ``label``, line and field (in the message for a
-    `ConfigError`, which has no such attributes)."""
-    if issubclass(error, InputError):
-        return error(prefix + exc.message, path=label, line=exc.line, field=exc.field)
-    where = label + (f", line {exc.line}" if exc.line is not None else "")
-    at = f"field '{exc.field}': " if exc.field else ""
-    return error(f"{where}: {at}{prefix}{exc.message}")
 
 
 def cut(text: object) -> str:

@@ -34,9 +34,9 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from rankproof._errors import ConfigError, InputError
+from rankproof._errors import ConfigError, InputError, note_user_code
 from rankproof._io import PathLike
 from rankproof.data import Input, Run, check_keys, read_jsonl
 from rankproof.retrieval import (
@@ -54,7 +54,6 @@ from rankproof.retrieval import (
 )
 from rankproof.targets import Case, Target
 
-Mode = Literal["bm25", "dense", "hybrid"]
 MODES: tuple[str, ...] = ("bm25", "dense", "hybrid")
 Hit = tuple[str, float]
 Ranking = tuple[Hit, ...]
@@ -545,6 +544,7 @@ def import_callable(spec: str) -> SearchFn:
     finally:
         if added:
             sys.path.remove(str(Path.cwd()))
+    note_user_code(getattr(module, "__file__", None))  # its errors are the user's
     fn: Any = module
     for part in attr.split("."):
         fn = getattr(fn, part, None)
