@@ -66,7 +66,12 @@ from rankproof.report.discovery import (
     sweep_section,
     tables,
 )
-from rankproof.retrieval import Embedder, HashingEmbedder, SentenceTransformerCrossEncoder
+from rankproof.retrieval import (
+    Embedder,
+    HashingEmbedder,
+    SentenceTransformerCrossEncoder,
+    build_embedder,
+)
 
 FORMATS = ("table", "json", "md")
 EMBEDDERS = ("minilm", "hashing")
@@ -93,9 +98,19 @@ class DiscoverCommand(TyperCommand):
         return super().make_context(info_name, args, parent=parent, **extra)
 
 
-def _embedder(name: str, mode: str) -> Embedder | None:
+_EMBED_MODEL_HELP = ("The dense model instead of the bundled MiniLM: a model directory, an "
+                     "installed package, openai:MODEL@BASE_URL or provider:FILE.yaml (a served "
+                     "model through the provider layer, cached and recorded like a local one).")
+
+
+def _embedder(name: str, mode: str, model: str | None = None) -> Embedder | None:
     if mode == "bm25":
         return None
+    if model is not None:
+        if name == "hashing":
+            raise ConfigError("--embed-model names a real model; it cannot be combined with "
+                              "--embedder hashing")
+        return build_embedder("minilm", model)
     return HashingEmbedder() if name == "hashing" else None  # None: MiniLM (the dense extra)
 
 
@@ -164,6 +179,9 @@ def discover(
     embedder: EmbedderChoice = typer.Option(
         "minilm", "--embedder",
         help="Dense model: minilm (the dense extra) or hashing (a labelled test double)."),
+    embed_model: str | None = typer.Option(
+        None, "--embed-model", metavar="DIR|PACKAGE|openai:MODEL@URL|provider:FILE",
+        help=_EMBED_MODEL_HELP),
     rerank_model: Path | None = typer.Option(None, "--rerank-model", metavar="DIR",
                                              help="A cross-encoder over the first stage."),
     k: int = typer.Option(10, "-k", help="Primary cutoff (taxonomy, selection window)."),
@@ -221,9 +239,9 @@ def discover(
     else:
         assert catalog_path is not None
         cat = load_catalog(catalog_path)
-        searcher = CatalogSearcher(cat, mode=str(mode), embedder=_embedder(str(embedder),
-                                                                           str(mode)),
-                                   rerank=rerank)
+        searcher = CatalogSearcher(
+            cat, mode=str(mode), embedder=_embedder(str(embedder), str(mode), embed_model),
+            rerank=rerank)
     sections: list[Section] = []
     calibration = None
     if calibrate:
@@ -256,7 +274,8 @@ def discover(
                 drawn = distractor_curve_from_cases(
                     cat, loaded, mode=str(curve_mode), trials=trials, seed=seed,
                     sizes=DFLT_DISTRACTOR_SIZES,
-                    embedder=_embedder(str(embedder), str(curve_mode)), executor=executor)
+                    embedder=_embedder(str(embedder), str(curve_mode), embed_model),
+                    executor=executor)
     if swept is not None:
         sections += sweep_section(swept)
     if drawn is not None:
@@ -290,6 +309,9 @@ def discover_compare(
     mode: ModeChoice = typer.Option(DFLT_MODE, "--mode", help="Ranking mode (one per run)."),
     embedder: EmbedderChoice = typer.Option("minilm", "--embedder",
                                             help="Dense model: minilm or hashing (test double)."),
+    embed_model: str | None = typer.Option(
+        None, "--embed-model", metavar="DIR|PACKAGE|openai:MODEL@URL|provider:FILE",
+        help=_EMBED_MODEL_HELP),
     cases: Path | None = typer.Option(
         None, "--cases", metavar="CASES",
         help="Discovery cases: their per-case nDCG is compared by a paired test."),
@@ -328,14 +350,16 @@ def discover_compare(
         for m in modes:
             if m not in MODES:
                 raise typer.BadParameter(f"unknown mode {m!r}; modes: {', '.join(MODES)}")
-            sources[m] = CatalogSearcher(cat, mode=m, embedder=_embedder(str(embedder), m))
+            sources[m] = CatalogSearcher(cat, mode=m,
+                                         embedder=_embedder(str(embedder), m, embed_model))
     else:
         if len(catalogs) < 2:
             raise typer.BadParameter("give two or more --catalog (or one with --modes)")
         for path in catalogs:
             label = path.stem if path.stem not in sources else str(path)
-            sources[label] = CatalogSearcher(load_catalog(path), mode=str(mode),
-                                             embedder=_embedder(str(embedder), str(mode)))
+            sources[label] = CatalogSearcher(
+                load_catalog(path), mode=str(mode),
+                embedder=_embedder(str(embedder), str(mode), embed_model))
     # Without a floor no observed score makes a distractor: only the labels' is_distractor.
     floor = sys.float_info.max if observed_floor is None else observed_floor
     named = [derive_named_sets(labelled, t, observed_floor=floor) for t in theme_names]
