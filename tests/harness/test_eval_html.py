@@ -127,3 +127,18 @@ def test_make_demo_ends_naming_the_json_and_the_html(tmp_path: Path) -> None:
     assert page.startswith("<!DOCTYPE html>") and '<section id="browser">' in page
     assert json.loads((tmp_path / "evals" / "results" / "latest.json").read_text(
         encoding="utf-8"))["kind"] == "rankproof.eval"
+
+
+def test_eval_markdown_leads_with_the_stages_by_measures_table(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, [*FAST, "-f", "md"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(LATEST.read_text(encoding="utf-8"))
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"## {len(report['stages'])} stages × "
+                               f"{len(report['measures'])} measures, baseline bm25")
+    assert lines[2].startswith("| system | ") and lines[2].count("|") == len(report["measures"]) + 2
+    assert lines[4].startswith("| bm25 (baseline) |")
+    # the per-measure detail follows the table
+    assert result.stdout.index("| system |") < result.stdout.index("### ")

@@ -325,3 +325,18 @@ def test_hostile_names_in_the_wide_table_compile(tmp_path: Path) -> None:
             assert line.startswith(tex_text(HOSTILE))
     assert "\x1b" not in fragment and "中" not in fragment
     compile_fragment(fragment, tmp_path)
+
+
+def test_a_level_shared_by_every_row_is_said_once_in_the_full_verdict_table() -> None:
+    import dataclasses
+
+    view = view_of(FIXTURES / "cmp.json")
+    head = re.compile(r'<table id="verdict-table"><thead><tr>(.*?)</tr></thead>')
+    levels = {v.ci_level for v in view.verdicts}
+    page = render_html(view)
+    assert len(levels) > 1 and "<th class=num>level</th>" in head.findall(page)[0]
+    same = dataclasses.replace(view, verdicts=tuple(dataclasses.replace(v, ci_level=0.95)
+                                                    for v in view.verdicts))
+    page = render_html(same)
+    assert "level" not in head.findall(page)[0]
+    assert "each at the 95% level" in page and "each at its row&#x27;s level" not in page

@@ -413,6 +413,11 @@ def eval_command(
         typer.echo(text, nl=False)
     elif str(fmt) == "md":
         if comparison is not None:
+            # The answer first here too: stages × measures, then the per-measure detail.
+            from rankproof.report.markdown import matrix_markdown
+            from rankproof.report.matrix import eval_matrix
+
+            typer.echo("\n".join(matrix_markdown(eval_matrix(report), caveats=False)) + "\n")
             typer.echo(comparison_markdown(comparison))
         if (synthesized := synthesis_markdown(report)) is not None:
             typer.echo(synthesized)

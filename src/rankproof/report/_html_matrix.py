@@ -93,8 +93,9 @@ def verdicts_html(m: Matrix, *, detail: bool = False) -> str:
     for group in m.verdicts:
         name = _e(label(group.measure))
         shown = list(group.shown) + (list(group.folded) if detail else [])
-        table = (f'<table class="verdicts">{_HEAD}<tbody>'
-                 f"{''.join(_verdict_row(v) for v in shown)}</tbody></table>" if shown else "")
+        table = (f'<div class="scroll"><table class="verdicts">{_HEAD}<tbody>'
+                 f"{''.join(_verdict_row(v) for v in shown)}</tbody></table></div>"
+                 if shown else "")
         folded = ""
         if group.folded and not detail:
             who = ", ".join(_e(v.candidate if v.baseline == m.baseline
@@ -102,7 +103,8 @@ def verdicts_html(m: Matrix, *, detail: bool = False) -> str:
             rows = "".join(_verdict_row(v) for v in group.folded)
             folded = (f'<details class="folded"><summary>{name}: no detectable difference for '
                       f"{len(group.folded)} row(s): {who}</summary>"
-                      f'<table class="verdicts">{_HEAD}<tbody>{rows}</tbody></table></details>')
+                      f'<div class="scroll"><table class="verdicts">{_HEAD}<tbody>{rows}'
+                      f"</tbody></table></div></details>")
         out.append(f'<div class="measure-verdicts"><h4>{name}</h4>{table}{folded}</div>')
     if not out:
         return ""

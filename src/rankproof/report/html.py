@@ -76,7 +76,10 @@ def _verdict_rows(verdicts: Sequence[Verdict]) -> str:
     cols = ("measure", "candidate", "baseline", "baseline mean", "candidate mean", "Δ",
             "interval", "level", "p", "p corr", "W/T/L", "verdict", "n for 80% power")
     numeric = {3, 4, 5, 7, 8, 9, 10, 12}
-    keep = [i for i in range(len(cols)) if not (i == 2 and len(baselines) == 1)]
+    levels = {v.ci_level for v in verdicts if v.ci_level is not None}
+    one_level = len(levels) <= 1  # then it is said once, in the caption, and on no row
+    keep = [i for i in range(len(cols))
+            if not (i == 2 and len(baselines) == 1) and not (i == 7 and one_level)]
     head = "".join(f'<th{" class=num" if i in numeric else ""}>{_e(cols[i])}</th>'
                    for i in keep)
     body = []
@@ -94,15 +97,18 @@ def _verdict_rows(verdicts: Sequence[Verdict]) -> str:
             f"{base}<td class=num>{_num(v.baseline_mean)}</td>"
             f"<td class=num>{_num(v.candidate_mean)}</td>"
             f"<td class=num>{_num(v.difference, 4, True)}</td><td class=nowrap>{interval}</td>"
-            f"<td class=num>{level}</td><td class=num>{p_text(v.p_value)}</td>"
+            f"{'' if one_level else f'<td class=num>{level}</td>'}"
+            f"<td class=num>{p_text(v.p_value)}</td>"
             f"<td class=num>{p_text(v.p_corrected)}</td><td class=num>{wtl}</td>"
             f'<td class=nowrap><span class="{_cls(v.verdict)}">{_e(v.verdict)}</span>{flag}</td>'
             f"<td class=num>{needed}</td></tr>")
     methods = sorted({v.ci_method for v in verdicts if v.ci_method})
     corrections = sorted({v.correction for v in verdicts if v.correction})
     caption = ((f"Baseline: {baselines[0]}. " if len(baselines) == 1 else "")
-               + f"Intervals: {', '.join(methods) or '—'}, each at its row's level "
-               f"(correction: {', '.join(corrections) or '—'}); an interval excludes 0 exactly "
+               + f"Intervals: {', '.join(methods) or '—'}, "
+               + (f"each at the {next(iter(levels)) * 100:.4g}% level " if len(levels) == 1
+                  else "each at its row's level " if levels else "")
+               + f"(correction: {', '.join(corrections) or '—'}); an interval excludes 0 exactly "
                "when its verdict is better or worse. W/T/L counts queries by the measure's "
                "polarity.")
     return (f'<div class="scroll"><table id="verdict-table"><thead><tr>{head}</tr></thead>'
