@@ -131,3 +131,53 @@ def test_what_a_metric_needs_is_checked_first(tmp_path: Path, metrics: str, kind
                                               message: str) -> None:
     result = _score(tmp_path, _provider(tmp_path, refused_url(), kinds), metrics)
     assert result.exit_code == 2 and message in result.output
+
+
+def test_human_labels_give_each_labelled_metric_a_ppi_mean(tmp_path: Path) -> None:
+    from rankproof.rag import ppi_mean
+
+    qids = [r["query_id"] for r in ROWS]
+    human = {q: (1.0 if i % 2 else 0.0) for i, q in enumerate(qids[:6])}
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps({"query_id": q, "metric": "context_precision",
+                                          "label": v}) + "\n" for q, v in human.items()),
+                      encoding="utf-8")
+    with scripted_server(_script()) as served:
+        result = _score(tmp_path, _provider(tmp_path, served.base_url),
+                        "faithfulness,context_precision", "--references", str(REFS),
+                        "--llm-labels", str(labels))
+    assert result.exit_code == 0, result.output
+    doc = json.loads((tmp_path / "rag.json").read_text(encoding="utf-8"))
+    metrics = doc["llm_metrics"]["metrics"]
+    assert metrics["faithfulness"]["ppi"] is None  # no labels for it
+    got = metrics["context_precision"]["ppi"]
+    scores = {r["case_id"]: r["values"]["context_precision"] for r in doc["run"]["rows"]}
+    want = ppi_mean(list(scores.values()), [scores[q] for q in human], list(human.values()))
+    assert got["estimate"] == pytest.approx(want.estimate) and got["labelled"] == len(human)
+    assert (got["ci_low"], got["ci_high"]) == pytest.approx((want.ci_low, want.ci_high))
+    assert "llm_labels" in doc["provenance"]["inputs"]  # the labels' digest is provenance
+
+
+@pytest.mark.parametrize(("row", "field"), [
+    ({"query_id": "q1", "metric": "faithfulness", "label": 1.5}, "label"),
+    ({"query_id": "q1", "metric": "judge_score", "label": 1}, "metric"),
+    ({"query_id": "q1", "metric": "faithfulness", "label": 1, "note": "x"}, "note"),
+])
+def test_a_bad_label_row_is_refused_by_its_line(tmp_path: Path, row: dict[str, Any],
+                                                field: str) -> None:
+    from rankproof import InputError
+    from rankproof.rag import load_metric_labels
+
+    path = tmp_path / "labels.jsonl"
+    path.write_text(json.dumps({"query_id": "q0", "metric": "faithfulness", "label": 0})
+                    + "\n" + json.dumps(row) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as got:
+        load_metric_labels(path)
+    assert got.value.line == 2 and got.value.field == field
+
+
+def test_llm_labels_without_llm_metrics_is_refused(tmp_path: Path) -> None:
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("", encoding="utf-8")
+    result = runner.invoke(app, ["rag", "score", str(FAITHFUL), "--llm-labels", str(labels)])
+    assert result.exit_code == 2 and "--llm-labels needs --llm-metrics" in result.output

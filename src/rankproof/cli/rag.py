@@ -60,32 +60,17 @@ def _llm_setup(names: str | None, provider_file: Path | None, has_refs: bool) ->
     return provider, check_llm_metrics(chosen, provider, has_refs)
 
 
-def _llm_run(llm: Any, report: Any, arm: Any, refs: Any) -> tuple[Any, dict[str, Any]]:
-    """Score the LLM metrics, print their failures; every call failing is exit 2."""
-    from rankproof._errors import TargetError
-    from rankproof.rag import llm_metrics, merge_llm_metrics
+def _llm_run(llm: Any, report: Any, arm: Any, refs: Any,
+             labels: Any) -> tuple[Any, dict[str, Any]]:
+    """Score the LLM metrics (the library's `score_llm_metrics`) and print their failures;
+    every call failing is exit 2 (its `TargetError`)."""
+    from rankproof.rag import score_llm_metrics
 
     provider, names = llm
-    references = {} if refs is None else {q: "; ".join(a) for q, a in refs.answers.items()}
-    queries = {} if refs is None else dict(refs.queries)
-    result = llm_metrics(arm.rows, names, provider, queries=queries, references=references)
-    failed = {m: sum(f.values()) for m, f in result.failures.items()}
-    if sum(failed.values()) and not any(result.scores.values()):
-        reasons: dict[str, int] = {}
-        for f in result.failures.values():
-            for r, n in f.items():
-                reasons[r] = reasons.get(r, 0) + n
-        total = sum(reasons.values())
-        shown = "; ".join(f"{r} ({n} of {total} calls)" for r, n in
-                          sorted(reasons.items(), key=lambda kv: -kv[1]))
-        raise TargetError(f"the LLM metrics' provider at {provider.endpoint} failed every "
-                          f"call: {shown}", target=provider.endpoint)
-    for m, f in result.failures.items():
-        if f:
-            share = failed[m] / max(1, len(arm.rows))
-            print_note(f"{m}: {failed[m]} of {len(arm.rows)} case(s) failed ({share:.0%}): "
-                       + ", ".join(f"{r} {n}" for r, n in f.items()))
-    return merge_llm_metrics(report, result), result.summary()
+    report, summary, lines = score_llm_metrics(report, arm, names, provider, refs, labels)
+    for line in lines:
+        print_note(line)
+    return report, summary
 
 
 @rag_app.command("score")
@@ -120,6 +105,10 @@ def score(
              "docs/providers.md). Advisory."),
     provider_file: Path | None = typer.Option(None, "--provider", metavar="PROVIDER.yaml",
                                               help="The provider of --llm-metrics."),
+    llm_labels: Path | None = typer.Option(
+        None, "--llm-labels", metavar="HUMAN",
+        help="With --llm-metrics: human labels (JSONL query_id, metric, label in [0, 1]) for "
+             "a prediction-powered (PPI++) mean of each labelled metric."),
     fmt: RagFormat = typer.Option("table", "--format", "-f", help="Output format."),
     output: Path | None = typer.Option(None, "-o", "--output", "--json", metavar="PATH",
                                        help="Also write the report as JSON here."),
@@ -143,14 +132,19 @@ def score(
         raise typer.BadParameter("--labels needs --judge")
     if history is not None and output is None:
         raise InputError("--history records the report this command writes: give -o PATH")
-    guard_outputs([(output, "rankproof.rag")], [answers, references, qrels, judge, labels],
-                  force=force)
+    guard_outputs([(output, "rankproof.rag")],
+                  [answers, references, qrels, judge, labels, llm_labels], force=force)
     the_judge = None if judge is None else load_judge(judge)
     human = (None if labels is None or the_judge is None
              else load_labels(labels, the_judge.identity.scale))
     arm = load_answers(answers)
     refs = None if references is None else load_references(references)
     llm = _llm_setup(llm_metrics, provider_file, refs is not None)
+    if llm_labels is not None and llm is None:
+        raise typer.BadParameter("--llm-labels needs --llm-metrics")
+    from rankproof.rag import load_metric_labels
+
+    metric_labels = None if llm_labels is None else load_metric_labels(llm_labels)
     chosen = tuple(metrics) if metrics else DEFAULT_METRICS
     if refs is None and not metrics:
         from rankproof.rag import ANSWER_METRICS
@@ -171,9 +165,9 @@ def score(
                                    executor=executor, strip_citations=not keep_citations)
     llm_summary = None
     if llm is not None:
-        report, llm_summary = _llm_run(llm, report, arm, refs)
+        report, llm_summary = _llm_run(llm, report, arm, refs, metric_labels)
     prov = _provenance(0, {"answers": answers, "references": references, "qrels": qrels,
-                           "provider": provider_file}, output)
+                           "provider": provider_file, "llm_labels": llm_labels}, output)
     if engine_info is not None:
         prov["engine"] = engine_info
     doc = {**report.to_dict(), "provenance": prov}

@@ -81,6 +81,7 @@ from rankproof.rag._llm_metrics import (
     LLMMetricsResult,
     check_llm_metrics,
     llm_metrics,
+    load_metric_labels,
     merge_llm_metrics,
     score_llm_metrics,
 )
@@ -223,6 +224,7 @@ __all__ = [
     "load_answers",
     "load_judge",
     "load_labels",
+    "load_metric_labels",
     "load_references",
     "merge_llm_metrics",
     "ngram_grounding",

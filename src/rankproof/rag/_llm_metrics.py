@@ -38,9 +38,12 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from rankproof._errors import ConfigError, InputError, TargetError
+from rankproof._io import PathLike
+from rankproof.data import read_jsonl
 from rankproof.measures import register_metric
 from rankproof.providers import Provider, ProviderError
 from rankproof.rag._answers import AnswerFile, AnswerRow, References
+from rankproof.rag._ppi import ppi_mean
 from rankproof.rag._score import RagReport
 from rankproof.stats import bootstrap_ci
 from rankproof.targets import CaseRow
@@ -189,7 +192,12 @@ class LLMMetricsResult:
     provider: Mapping[str, Any]
     usage: Mapping[str, Any]
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self, labels: Mapping[str, Mapping[str, float]] | None = None
+                ) -> dict[str, Any]:
+        """The JSON's ``llm_metrics``: per metric its mean, interval, failures, prompt
+        digest and schema; with human ``labels`` (`load_metric_labels`), also its
+        prediction-powered mean (``ppi``, `ppi_mean`) over the labelled cases the
+        metric scored, the model's score standing in for the rest."""
         out: dict[str, Any] = {}
         for metric, values in self.scores.items():
             xs = np.asarray(list(values.values()), dtype=np.float64)
@@ -204,9 +212,53 @@ class LLMMetricsResult:
                            "interval": interval, "failures": dict(self.failures[metric]),
                            "prompt_digest": PROMPT_DIGESTS[metric],
                            "schema": SCHEMAS[metric].__name__.lstrip("_")}
+            if labels is not None:
+                out[metric]["ppi"] = _ppi(values, labels.get(metric, {}))
         return {"metrics": out, "provider": dict(self.provider), "usage": dict(self.usage),
                 "advisory": "LLM metrics are advisory until calibrated against human labels",
                 "definitions": "docs/providers.md#llm-metrics"}
+
+
+def load_metric_labels(path: PathLike) -> dict[str, dict[str, float]]:
+    """Human labels of the LLM metrics: JSONL rows ``{query_id, metric, label}`` with
+    ``label`` in [0, 1] on the metric's own scale; ``metric → query → label``.
+    A row with another field, an unknown metric, a label outside [0, 1] or a
+    (query, metric) labelled twice is refused with its line."""
+    out: dict[str, dict[str, float]] = {}
+    for line, obj in read_jsonl(path):
+        extra = set(obj) - {"query_id", "metric", "label"}
+        if extra:
+            raise InputError("a label row has query_id, metric and label only",
+                             path=str(path), line=line, field=sorted(extra)[0])
+        qid, metric, label = obj.get("query_id"), obj.get("metric"), obj.get("label")
+        if not isinstance(qid, str) or not qid:
+            raise InputError(f"query_id must be a non-empty string, got {qid!r}",
+                             path=str(path), line=line, field="query_id")
+        if metric not in LLM_METRICS:
+            raise InputError(f"metric {metric!r} is not an LLM metric "
+                             f"({', '.join(LLM_METRICS)})", path=str(path), line=line,
+                             field="metric")
+        if isinstance(label, bool) or not isinstance(label, int | float) \
+                or not 0.0 <= float(label) <= 1.0:
+            raise InputError(f"label must be a number in [0, 1], got {label!r}",
+                             path=str(path), line=line, field="label")
+        held = out.setdefault(str(metric), {})
+        if qid in held:
+            raise InputError(f"query {qid!r} is labelled twice for {metric}", path=str(path),
+                             line=line, field="query_id")
+        held[qid] = float(label)
+    return out
+
+
+def _ppi(scores: Mapping[str, float], labels: Mapping[str, float]) -> dict[str, Any] | None:
+    """The PPI++ mean of one metric: its labelled cases that the model also scored pair the
+    two; fewer than two such cases give no estimate (None), as for the judge."""
+    both = [q for q in labels if q in scores]
+    if len(both) < 2 or len(scores) < 2:
+        return None
+    result = ppi_mean(list(scores.values()), [scores[q] for q in both],
+                      [labels[q] for q in both])
+    return {**result.to_dict(), "labelled": len(both)}
 
 
 def llm_metrics(rows: Sequence[AnswerRow], names: Sequence[str], provider: Provider, *,
@@ -264,7 +316,8 @@ def merge_llm_metrics(report: RagReport, result: LLMMetricsResult) -> RagReport:
 
 
 def score_llm_metrics(report: RagReport, answers: AnswerFile, names: Sequence[str],
-                      provider: Provider, references: References | None = None
+                      provider: Provider, references: References | None = None,
+                      labels: Mapping[str, Mapping[str, float]] | None = None
                       ) -> tuple[RagReport, dict[str, Any], list[str]]:
     """``rag score --llm-metrics`` over a scored report: the metrics added to its rows
     (`merge_llm_metrics`), the JSON's ``llm_metrics`` summary, and one line per metric
@@ -291,7 +344,7 @@ def score_llm_metrics(report: RagReport, answers: AnswerFile, names: Sequence[st
              f"({failed[m] / max(1, len(answers.rows)):.0%}): "
              + ", ".join(f"{r} {n}" for r, n in f.items())
              for m, f in result.failures.items() if f]
-    return merge_llm_metrics(report, result), result.summary(), lines
+    return merge_llm_metrics(report, result), result.summary(labels), lines
 
 
 def _from_meta(name: str) -> Callable[[Any, Any], float]:
