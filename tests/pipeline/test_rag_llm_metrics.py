@@ -69,3 +69,42 @@ stages:
 """)
     r = invoke("run", exp)
     assert r.exit_code == 2 and "llm_metrics and provider go together" in r.output
+
+
+def test_the_stages_llm_labels_give_what_rag_score_gives(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    rows = [json.loads(line) for line in Path(FAITHFUL).read_text().splitlines()[1:]
+            if line.strip()]
+    labels = write(tmp_path / "labels.jsonl", "".join(
+        json.dumps({"query_id": r["query_id"], "metric": "faithfulness", "label": i % 2})
+        + "\n" for i, r in enumerate(rows[:5])))
+    with scripted_server(_script()) as served:
+        provider = _provider(tmp_path, served.base_url)
+        exp = write(tmp_path / "exp.yaml", f"""\
+output: out
+stages:
+  - {{id: answers, kind: rag, answers: {FAITHFUL}, references: {REFS},
+     llm_metrics: [faithfulness], provider: {provider.name}, llm_labels: {labels.name}}}
+""")
+        r = invoke("run", exp)
+        assert r.exit_code == 0, r.output
+        cli = invoke("rag", "score", FAITHFUL, "--references", REFS, "--llm-metrics",
+                     "faithfulness", "--provider", provider, "--llm-labels", labels,
+                     "-o", tmp_path / "rag.json")
+        assert cli.exit_code == 0, cli.output
+    mine = json.loads((tmp_path / "out" / "answers" / "rag.json").read_text())
+    theirs = json.loads((tmp_path / "rag.json").read_text())
+    ppi = mine["llm_metrics"]["metrics"]["faithfulness"]["ppi"]
+    assert ppi is not None and ppi["labelled"] == 5
+    assert ppi == theirs["llm_metrics"]["metrics"]["faithfulness"]["ppi"]
+
+
+def test_llm_labels_need_llm_metrics(tmp_path: Path) -> None:
+    exp = write(tmp_path / "exp.yaml", f"""\
+output: out
+stages:
+  - {{id: answers, kind: rag, answers: {FAITHFUL}, llm_labels: labels.jsonl}}
+""")
+    r = invoke("run", exp)
+    assert r.exit_code == 2 and "llm_labels needs llm_metrics" in r.output

@@ -97,15 +97,19 @@ def rag_stage(ctx: Context, stage: Any, work: Path) -> Made:
     provider = ctx.exp.resolve(stage.provider) if stage.provider else None
     if stage.llm_metrics is not None and provider is not None:
         from rankproof.providers import Provider, load_provider_config
-        from rankproof.rag import score_llm_metrics
+        from rankproof.rag import load_metric_labels, score_llm_metrics
 
+        labels = ctx.exp.resolve(stage.llm_labels) if stage.llm_labels else None
+        human = None if labels is None else load_metric_labels(labels)
         with Provider(load_provider_config(provider)) as client:
             report, summary, failed = score_llm_metrics(report, arm, stage.llm_metrics, client,
-                                                        refs)
+                                                        refs, human)
         notes += failed
     made = Made(document="rag.json", notes=[*notes, *report.caveats],
                 input_files={"answers": answers, "references": references, "qrels": qrels,
-                             "provider": provider})
+                             "provider": provider,
+                             "llm_labels": ctx.exp.resolve(stage.llm_labels)
+                             if stage.llm_labels else None})
     made.summary["means"] = dict(report.means)
     doc = {**report.to_dict(), "provenance": stamp(ctx, stage, made)}
     if summary is not None:

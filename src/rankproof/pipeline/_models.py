@@ -392,11 +392,15 @@ class RagStage(Stage):
     context_recall (the last two need references), through ``provider``."""
     provider: str | None = Field(default=None, strict=True, min_length=1)
     """The provider file of ``llm_metrics`` (relative to the experiment file)."""
+    llm_labels: str | None = Field(default=None, strict=True, min_length=1)
+    """``rag score --llm-labels``: human labels of the LLM metrics (a PPI++ mean each)."""
 
     @model_validator(mode="after")
     def _llm(self) -> RagStage:
         if (self.llm_metrics is None) != (self.provider is None):
             raise ValueError("llm_metrics and provider go together")
+        if self.llm_labels is not None and self.llm_metrics is None:
+            raise ValueError("llm_labels needs llm_metrics")
         return self
 
 
@@ -454,7 +458,7 @@ WANTS: dict[tuple[str, str], tuple[str, ...]] = {
 NAMED_FILES: dict[str, tuple[str, ...]] = {
     "run_file": ("path",), "gate": ("checks",), "retrieve": ("model",),
     "eval": ("rerank_model",), "discover": ("cases", "catalog"),
-    "rag": ("answers", "references", "qrels", "provider"), "measure": ("subtopics",),
+    "rag": ("answers", "references", "qrels", "provider", "llm_labels"), "measure": ("subtopics",),
     "rag_compare": ("baseline", "candidates", "references", "qrels"),
     "compare": ("subtopics",), "query_transform": ("provider",),
 }
