@@ -144,3 +144,32 @@ def test_run_results_and_baselines_render_too(eval_json: Path, tmp_path: Path) -
         report = golden_report(2000)
         fusion = report.stage("fusion")
         assert f"| nDCG@10 | {fusion.means['nDCG@10']:.4f} |" in out
+
+
+def test_dash_o_writes_the_format_its_suffix_or_dash_f_names(tmp_path: Path) -> None:
+    cmp = str(FIXTURES / "cmp.json")
+    for flag, name in (("--html", "a.html"), ("--md", "a.md"), ("--latex", "a.tex")):
+        code, _, err = invoke(cmp, flag, str(tmp_path / name))
+        assert code == 0, err
+        code, _, err = invoke(cmp, "-o", str(tmp_path / f"o-{name}"))
+        assert code == 0, err
+        assert (tmp_path / f"o-{name}").read_bytes() == (tmp_path / name).read_bytes(), name
+    code, _, err = invoke(cmp, "-o", str(tmp_path / "table.txt"), "-f", "latex")
+    assert code == 0, err
+    assert (tmp_path / "table.txt").read_bytes() == (tmp_path / "a.tex").read_bytes()
+    code, out, _ = invoke(cmp, "-o", "-")
+    assert code == 0 and out == (tmp_path / "a.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["-o", "x.txt"], "cannot tell the format of x.txt"),
+    (["-f", "html"], "give -o PATH"),
+    (["-o", "x.html", "-f", "pdf"], "must be html, md or latex"),
+    (["-o", "x.html", "--html", "y.html"], "-o and --html both ask for html"),
+])
+def test_dash_o_refusals_write_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       args: list[str], says: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, _, err = invoke(str(FIXTURES / "cmp.json"), *args)
+    assert code == 2 and says in err
+    assert list(tmp_path.iterdir()) == []

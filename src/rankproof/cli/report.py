@@ -27,6 +27,25 @@ def sources_path(latex: Path) -> Path:
     return latex.with_name(latex.stem + ".sources.json")
 
 
+_SUFFIXES = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md", ".tex": "latex"}
+
+
+def _output_format(output: Path, fmt: str | None) -> str:
+    """``-o``'s format: ``-f`` when given, else the suffix; Markdown for standard output."""
+    if fmt is not None:
+        if fmt not in ("html", "md", "latex"):
+            raise InputError(f"-f/--format must be html, md or latex, got {fmt!r}",
+                             field="--format")
+        return fmt
+    if str(output) == STDIN:
+        return "md"
+    kind = _SUFFIXES.get(output.suffix.lower())
+    if kind is None:
+        raise InputError(f"cannot tell the format of {output} from its suffix: name it with "
+                         "-f html|md|latex (or use .html, .md, .tex)", field="--output")
+    return kind
+
+
 @app.command("report")
 @error_boundary
 def report_command(
@@ -51,12 +70,33 @@ def report_command(
         False, "--detail",
         help="HTML: list every verdict row in the leading table's verdicts instead of folding "
              "those with no detectable difference into one line per measure."),
+    output: Path | None = typer.Option(
+        None, "-o", "--output", metavar="OUT",
+        help="Write here, in the format -f names or else the suffix says (.html, .md, .tex); "
+             "- is standard output (Markdown unless -f says otherwise)."),
+    fmt: str | None = typer.Option(None, "-f", "--format", metavar="html|md|latex",
+                                   help="The format of -o (default: from its suffix)."),
     force: bool = force_option(),
 ) -> None:
     """Render any rankproof JSON as one offline HTML file, Markdown or LaTeX."""
     if latex_style not in ("wide", "long"):
         raise InputError(f"--latex-style must be wide or long, got {latex_style!r}",
                          field="--latex-style")
+    if fmt is not None and output is None:
+        raise InputError("-f/--format names the format of -o/--output: give -o PATH",
+                         field="--format")
+    if output is not None:
+        kind = _output_format(output, fmt)
+        taken = {"html": html_out, "md": md_out, "latex": latex_out}[kind]
+        if taken is not None:
+            raise InputError(f"-o and --{kind} both ask for {kind}: give one",
+                             field="--output")
+        if kind == "html":
+            html_out = output
+        elif kind == "md":
+            md_out = output
+        else:
+            latex_out = output
     if html_out is None and md_out is None and latex_out is None:
         md_out = Path(STDIN)
     sidecar = sources_path(latex_out) if latex_out is not None and str(latex_out) != STDIN \
