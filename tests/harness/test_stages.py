@@ -179,7 +179,8 @@ def test_cli_compare_stages_table_and_json(tmp_path: Path) -> None:
     assert json.loads(as_json.stdout)["seed"] == 2
     md = runner.invoke(app, ["compare", "stages", str(path), "--baseline", "bm25",
                              "--candidate", "dense", "-m", "RR@10", "-f", "md"])
-    assert md.exit_code == 0 and md.stdout.startswith("### RR@10: baseline bm25")
+    assert md.exit_code == 0 and md.stdout.startswith("# comparison: 2 systems against bm25")
+    assert "| RR@10 | dense |" in md.stdout
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -248,7 +248,8 @@ def test_detail_tables_only_on_request(dl19: tuple[Path, str, str]) -> None:
     detailed, _ = invoke(*compare_args("--detail", "--resamples", "2000"))
     assert "5 systems × 4 measures" in detailed and detailed.count("W/T/L") == 4
     md, _ = invoke(*compare_args("-f", "md", "--resamples", "2000"))
-    assert md.startswith("### 5 systems × 4 measures") and "W/T/L" not in md
+    assert md.startswith("# comparison: 5 systems against BM25")
+    assert "## 5 systems × 4 measures" in md and md.count("### nDCG@10:") == 0
     # One candidate: the detail table, as before.
     one = runner.invoke(app, ["compare", str(QRELS), str(RUNS / "BM25/trec_results_dl19.txt"),
                               str(RUNS / "BM25_RM3/trec_results_dl19.txt"), "-m", "nDCG@10",

@@ -173,3 +173,15 @@ def test_dash_o_refusals_write_nothing(tmp_path: Path, monkeypatch: pytest.Monke
     code, _, err = invoke(str(FIXTURES / "cmp.json"), *args)
     assert code == 2 and says in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_compare_dash_f_md_is_report_dash_md_of_the_file_it_wrote(tmp_path: Path) -> None:
+    toy = Path(__file__).resolve().parents[2] / "examples" / "toy"
+    out = tmp_path / "cmp.json"
+    md = runner.invoke(app, ["compare", str(toy / "qrels.txt"), str(toy / "bm25.run"),
+                             str(toy / "dense.run"), "--resamples", "500", "-f", "md",
+                             "-o", str(out)])
+    assert md.exit_code == 0, md.output
+    code, _, err = invoke(str(out), "--md", str(tmp_path / "r.md"))
+    assert code == 0, err
+    assert md.stdout == (tmp_path / "r.md").read_text(encoding="utf-8")

@@ -148,8 +148,9 @@ def test_markdown_and_power_commands(tmp_path: Path) -> None:
                              str(RUNS / "BM25_RM3/trec_results_dl19.txt"), "-m", "nDCG@10",
                              "--resamples", "1000", "--format", "md", "-o", str(out)])
     assert md.exit_code == 0, md.output
-    assert md.stdout.startswith("### nDCG@10: baseline BM25/trec_results_dl19")
-    assert "| BM25_RM3/trec_results_dl19 | 0.5058 | 0.5216 |" in md.stdout
+    # `report OUT.json --md`'s bytes: names Markdown-escaped, the verdict row per measure
+    assert md.stdout.startswith("# comparison: 2 systems against BM25/trec\\_results\\_dl19")
+    assert "| nDCG@10 | BM25\\_RM3/trec\\_results\\_dl19 | 0.5058 | 0.5216 |" in md.stdout
     pw = runner.invoke(app, ["power", "--pilot", str(out), "--json"])
     assert pw.exit_code == 0, pw.output
     table = json.loads(pw.stdout)

@@ -116,13 +116,13 @@ def _write(output: Path, result: Comparison) -> None:
                    f"to {side}")
 
 
-def _latex(result: Comparison, output: Path | None, style: str) -> str:
-    """The comparison as a LaTeX fragment, through the same view ``rankproof report`` builds
-    (from the file just written when there is one, so its digest names those bytes)."""
+def _view(result: Comparison, output: Path | None) -> Any:
+    """The view ``rankproof report`` builds of this comparison: from the file just written
+    when there is one (so its digest names those bytes), else from the same JSON in memory.
+    ``-f md`` and ``-f latex`` render it, so they equal ``report --md`` / ``--latex``."""
     import hashlib
 
     from rankproof.report.document import Document, read
-    from rankproof.report.latex import render_latex
     from rankproof.report.views import build
 
     if output is not None and str(output) != "-":
@@ -132,7 +132,7 @@ def _latex(result: Comparison, output: Path | None, style: str) -> str:
         doc = Document(kind="rankproof.comparison", schema_version=result.schema_version,
                        data=json.loads(text), path=Path("comparison.json"),
                        digest="sha256:" + hashlib.sha256(text.encode()).hexdigest())
-    return render_latex(build(doc), style=style)
+    return build(doc)
 
 
 def _print_comparison(result: Comparison, fmt: str, *, detail: bool = False,
@@ -147,14 +147,17 @@ def _print_comparison(result: Comparison, fmt: str, *, detail: bool = False,
     if fmt == "json":
         typer.echo(stream_text(result.evidence, _render(result)), nl=False)
     elif fmt == "latex":
-        typer.echo(_latex(result, output, latex_style), nl=False)
-    elif fmt == "md":
-        from rankproof.report.markdown import matrix_markdown
+        from rankproof.report.latex import render_latex
 
-        if many:
-            typer.echo("\n".join(matrix_markdown(comparison_matrix(result), heading="###",
-                                                  caveats=not detail)) + "\n")
-        if detail or not many:
+        typer.echo(render_latex(_view(result, output), style=latex_style), nl=False)
+    elif fmt == "md":
+        from rankproof.report.markdown import render_markdown
+
+        # The same bytes as `rankproof report OUT.json --md`; --detail adds the
+        # per-measure tables after it.
+        text = render_markdown(_view(result, output))
+        typer.echo(text, nl=not text.endswith("\n"))
+        if detail:
             typer.echo(comparison_markdown(result))
     else:
         from rankproof.report.compare import print_matrix
