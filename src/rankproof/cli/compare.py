@@ -120,19 +120,13 @@ def _view(result: Comparison, output: Path | None) -> Any:
     """The view ``rankproof report`` builds of this comparison: from the file just written
     when there is one (so its digest names those bytes), else from the same JSON in memory.
     ``-f md`` and ``-f latex`` render it, so they equal ``report --md`` / ``--latex``."""
-    import hashlib
-
-    from rankproof.report.document import Document, read
+    from rankproof.report.document import parse, read
     from rankproof.report.views import build
 
     if output is not None and str(output) != "-":
-        doc = read(output)
-    else:
-        text = _render(result)(None, ())
-        doc = Document(kind="rankproof.comparison", schema_version=result.schema_version,
-                       data=json.loads(text), path=Path("comparison.json"),
-                       digest="sha256:" + hashlib.sha256(text.encode()).hexdigest())
-    return build(doc)
+        return build(read(output))
+    text = _render(result)(None, ())
+    return build(parse(text.encode(), Path("comparison.json")))
 
 
 def _print_comparison(result: Comparison, fmt: str, *, detail: bool = False,

@@ -24,7 +24,7 @@ from typing import Any
 from rankproof._errors import InputError
 from rankproof._io import read_bytes
 
-__all__ = ["KINDS", "Document", "read"]
+__all__ = ["KINDS", "Document", "parse", "read"]
 
 KINDS: dict[str, tuple[str, int, int]] = {
     "rankproof.eval": ("eval report", 1, 2),
@@ -81,7 +81,12 @@ def read(path: str | Path) -> Document:
     """Read ``path`` as a rankproof document; `InputError` (exit 2) naming the file when it is
     not one this rankproof renders (unknown kind, newer or older schema, not JSON)."""
     p = Path(path)
-    raw = read_bytes(p, "the report input")
+    return parse(read_bytes(p, "the report input"), p)
+
+
+def parse(raw: bytes, p: Path) -> Document:
+    """``raw`` (a file's bytes, or a document rendered in memory, named ``p``) as a
+    rankproof document, with `read`'s checks and its digest of exactly these bytes."""
     if len(raw) > _MAX_BYTES:
         raise InputError(f"the file is {len(raw):,} bytes; a report input may be at most "
                          f"{_MAX_BYTES:,}", path=str(p))
