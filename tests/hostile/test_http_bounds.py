@@ -134,7 +134,10 @@ def serve() -> Iterator[Callable[[Handler], Server]]:
 
 
 def _head(length: int | None = None, status: str = "200 OK") -> bytes:
-    lines = [f"HTTP/1.1 {status}", "Content-Type: application/json"]
+    # The test server closes every connection after one response; saying so keeps httpx
+    # from reusing it for the retry, which the server would never answer (a race that
+    # made the retry test see one connection instead of two).
+    lines = [f"HTTP/1.1 {status}", "Content-Type: application/json", "Connection: close"]
     lines.append(f"Content-Length: {length}" if length is not None
                  else "Transfer-Encoding: chunked")
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
