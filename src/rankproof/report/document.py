@@ -84,33 +84,34 @@ def read(path: str | Path) -> Document:
     return parse(read_bytes(p, "the report input"), p)
 
 
-def parse(raw: bytes, p: Path) -> Document:
-    """``raw`` (a file's bytes, or a document rendered in memory, named ``p``) as a
+def parse(raw: bytes, path: Path) -> Document:
+    """``raw`` (a file's bytes, or a document rendered in memory, named ``path``) as a
     rankproof document, with `read`'s checks and its digest of exactly these bytes."""
+    where = str(path)
     if len(raw) > _MAX_BYTES:
         raise InputError(f"the file is {len(raw):,} bytes; a report input may be at most "
-                         f"{_MAX_BYTES:,}", path=str(p))
-    data = _loads(raw, str(p))
+                         f"{_MAX_BYTES:,}", path=where)
+    data = _loads(raw, where)
     kind = _kind(data)
     if kind is None:
         raise InputError("not a rankproof JSON document (no 'kind' field); report renders "
-                         + ", ".join(v[0] for v in KINDS.values()), path=str(p), field="kind")
+                         + ", ".join(v[0] for v in KINDS.values()), path=where, field="kind")
     if kind not in KINDS:
         shown_kind = kind if len(kind) <= 80 and kind.isprintable() else repr(kind[:80])
         raise InputError(f"unknown kind {shown_kind!r}; report renders "
                          + ", ".join(f"{k} ({v[0]})" for k, v in KINDS.items()),
-                         path=str(p), field="kind")
+                         path=where, field="kind")
     what, oldest, newest = KINDS[kind]
     version = data.get("schema_version")
     if type(version) is not int:
         raise InputError(f"the {what} has no integer schema_version (got {version!r:.40})",
-                         path=str(p), field="schema_version")
+                         path=where, field="schema_version")
     if version > newest:
         raise InputError(f"the {what} has schema_version {version}, newer than this rankproof "
                          f"reads (up to {newest}); upgrade rankproof to render it",
-                         path=str(p), field="schema_version")
+                         path=where, field="schema_version")
     if version < oldest:
         raise InputError(f"the {what} has schema_version {version}, older than this rankproof "
-                         f"renders (from {oldest})", path=str(p), field="schema_version")
+                         f"renders (from {oldest})", path=where, field="schema_version")
     digest = "sha256:" + hashlib.sha256(raw).hexdigest()
-    return Document(kind=kind, schema_version=version, data=data, path=p, digest=digest)
+    return Document(kind=kind, schema_version=version, data=data, path=path, digest=digest)
