@@ -26,7 +26,8 @@ def test_top_level_names_are_pinned() -> None:
     assert set(rankproof.__all__) == {
         "Comparison", "ConfigError", "InputError", "Measure", "MissingExtraError",
         "NotComputedError", "PairedResult", "PairingError",
-        "PerQuery", "Qrels", "RankproofError", "Run", "TargetError", "UserCodeError",
+        "PerQuery", "Qrels", "RankproofError", "Run", "StatSettings", "TargetError",
+        "UserCodeError",
         "__version__", "compare",
         "correct", "evaluate", "load_qrels", "load_run", "paired_test", "parse",
         "read_trec_qrels", "read_trec_run",
@@ -91,9 +92,11 @@ def test_the_metric_namespace_is_pinned() -> None:
         "DEFAULT_MEASURES", "DIVERSITY_FAMILIES", "JG_MEASURES", "PREFS_MEASURES",
         "TREC_EVAL_MEASURES",
         "TREC_EVAL_NICKNAMES", "TREC_HEADER_LINES", "TREC_PRINT_ORDER", "TREC_SETS",
-        "CrossCheck", "Family", "Measure", "MetricDef", "PerQuery", "RunCrossCheck",
-        "TopicPolicy", "TrecColumn", "TrecEvalMeasure", "TrecMeasureError", "TrecSelection",
-        "closest_names", "cross_check", "evaluate", "evaluate_partitions", "expand_set",
+        "CrossCheck", "Family", "Measure", "MetricDef", "PartitionResult", "PerQuery",
+        "RunCrossCheck", "TopicPolicy", "TopicSlices", "TrecColumn", "TrecEvalMeasure",
+        "TrecMeasureError", "TrecSelection",
+        "closest_names", "combine_partitions", "cross_check", "evaluate",
+        "evaluate_partition", "evaluate_partitions", "expand_set",
         "families", "family", "is_set", "jg_values", "lookup", "parse", "parse_many",
         "polarity", "prefs_values", "register_aggregate", "register_metric", "registered",
         "rel_format_of", "relstring_length", "relstring_request", "relstrings",
@@ -217,3 +220,13 @@ def test_the_history_and_web_namespaces_are_pinned() -> None:
         "result_id", "since", "store_records", "trend",
     }
     assert rankproof.web.__all__ == ["DEFAULT_HOST", "DEFAULT_PORT", "create_app", "serve"]
+
+
+def test_the_stats_settings_and_their_defaults_are_public() -> None:
+    """`StatSettings` and its named defaults are the one way settings travel (issue 22)."""
+    import rankproof.stats
+
+    assert {"StatSettings", "DEFAULT_TEST", "DEFAULT_ALPHA", "DEFAULT_CORRECTION",
+            "DEFAULT_RESAMPLES", "DEFAULT_SEED", "DEFAULT_CONFIDENCE_LEVEL", "DEFAULT_PAIRS",
+            "TESTS", "CORRECTIONS", "PAIRS"} <= set(rankproof.stats.__all__)
+    assert rankproof.StatSettings is rankproof.stats.StatSettings

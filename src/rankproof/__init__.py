@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from rankproof.comparison import Comparison, compare
     from rankproof.data import Qrels, Run, load_qrels, load_run, read_trec_qrels, read_trec_run
     from rankproof.measures import Measure, PerQuery, evaluate, parse
-    from rankproof.stats import PairedResult, correct, paired_test
+    from rankproof.stats import PairedResult, StatSettings, correct, paired_test
 
 _LAZY = {
     "Qrels": "rankproof.data", "Run": "rankproof.data", "load_qrels": "rankproof.data",
@@ -43,7 +43,7 @@ _LAZY = {
     "evaluate": "rankproof.measures", "parse": "rankproof.measures",
     "Comparison": "rankproof.comparison", "PairedResult": "rankproof.stats",
     "compare": "rankproof.comparison", "correct": "rankproof.stats",
-    "paired_test": "rankproof.stats",
+    "paired_test": "rankproof.stats", "StatSettings": "rankproof.stats",
 }
 
 
@@ -73,6 +73,7 @@ __all__ = [
     "Qrels",
     "RankproofError",
     "Run",
+    "StatSettings",
     "TargetError",
     "UserCodeError",
     "__version__",

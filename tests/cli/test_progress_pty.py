@@ -23,12 +23,12 @@ import pytest
 TOPICS, DEPTH = 60_000, 10
 
 
-def _write_run(path: Path, rng: np.random.Generator, tag: str) -> None:
-    qid = np.repeat(np.arange(TOPICS), DEPTH)
-    doc = rng.integers(0, 10**9, size=TOPICS * DEPTH)
-    doc = doc + np.tile(np.arange(DEPTH), TOPICS) * 10**9  # distinct within a topic
-    rank = np.tile(np.arange(1, DEPTH + 1), TOPICS)
-    score = 100.0 - rank + rng.random(TOPICS * DEPTH) * 0.5
+def _write_run(path: Path, rng: np.random.Generator, tag: str, topics: int = TOPICS) -> None:
+    qid = np.repeat(np.arange(topics), DEPTH)
+    doc = rng.integers(0, 10**9, size=topics * DEPTH)
+    doc = doc + np.tile(np.arange(DEPTH), topics) * 10**9  # distinct within a topic
+    rank = np.tile(np.arange(1, DEPTH + 1), topics)
+    score = 100.0 - rank + rng.random(topics * DEPTH) * 0.5
     with path.open("w") as fh:
         fh.writelines(f"q{q} Q0 d{d} {r} {s:.4f} {tag}\n"
                       for q, d, r, s in zip(qid, doc, rank, score, strict=True))
@@ -58,7 +58,7 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _in_pty(args: list[str]) -> tuple[int, bytes, bytes]:
+def _in_pty(args: list[str], cwd: Path | None = None) -> tuple[int, bytes, bytes]:
     """Run the CLI with standard error on a pty: (exit status, stdout, the terminal's bytes).
 
     Standard output goes to a file, not a pipe: a pipe left unread while the terminal is
@@ -66,7 +66,8 @@ def _in_pty(args: list[str]) -> tuple[int, bytes, bytes]:
     master, slave = pty.openpty()
     with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen([sys.executable, "-m", "rankproof", *args],
-                                stdin=subprocess.DEVNULL, stdout=out, stderr=slave, env=_env())
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=slave, env=_env(),
+                                cwd=cwd)
         os.close(slave)
         seen = bytearray()
         while True:
@@ -83,9 +84,9 @@ def _in_pty(args: list[str]) -> tuple[int, bytes, bytes]:
         return code, out.read(), bytes(seen)
 
 
-def _in_pipe(args: list[str]) -> tuple[int, bytes, bytes]:
+def _in_pipe(args: list[str], cwd: Path | None = None) -> tuple[int, bytes, bytes]:
     done = subprocess.run([sys.executable, "-m", "rankproof", *args], capture_output=True,
-                          env=_env(), check=False, stdin=subprocess.DEVNULL)
+                          env=_env(), check=False, stdin=subprocess.DEVNULL, cwd=cwd)
     return done.returncode, done.stdout, done.stderr
 
 
@@ -134,3 +135,35 @@ def test_measure_shows_progress_and_prints_the_same_means(
     assert b"1 run(s)" in terminal
     code, piped, err = _in_pipe(args)
     assert code == 0 and out == piped and b"\x1b" not in err
+
+
+def test_compare_counts_its_resamples_on_a_terminal(tmp_path: Path) -> None:
+    """The resampling stage shows "done/planned resamples" with an ETA: the statistics
+    report through their callback (`rankproof.stats.ProgressCallback`), not Rich."""
+    import re
+
+    rng = np.random.default_rng(3)
+    topics = 3_000  # under the normal limit's floor: every row is resampled
+    qrels = tmp_path / "qrels.txt"
+    runs = [tmp_path / f"{t}.trec" for t in "abc"]
+    for run, tag in zip(runs, "abc", strict=True):
+        _write_run(run, rng, tag, topics)
+    with runs[0].open() as fh, qrels.open("w") as out:
+        for i, line in enumerate(fh):
+            if i % DEPTH == (i // DEPTH) % 7:
+                q, _, d, *_ = line.split()
+                out.write(f"{q} 0 {d} 1\n")
+    args = ["compare", str(qrels), *map(str, runs), "-m", "nDCG@10", "-m", "RR@10",
+            "--resamples", "100000", "--format", "json", "--evidence-depth", "0"]
+    code, out, terminal = _in_pty(args)
+    assert code == 0, terminal.decode("utf-8", "replace")
+    # 2 candidates x 2 measures = 4 rows, each 100,000 sign flips and 100,000 bootstraps.
+    counts = re.findall(rb"([0-9,]+)/800,000 resamples", terminal)
+    assert counts, terminal.decode("utf-8", "replace")
+    done = [int(c.replace(b",", b"")) for c in counts]
+    assert all(0 <= d <= 800_000 for d in done)
+    assert b"ETA" in terminal
+    code, piped_out, piped_err = _in_pipe(args)
+    assert code == 0
+    assert b"resamples" not in piped_err and b"\x1b" not in piped_err
+    assert _rows(out) == _rows(piped_out)

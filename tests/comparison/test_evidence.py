@@ -27,6 +27,7 @@ from rankproof.comparison import (
     split_evidence,
 )
 from rankproof.data import Qrels, Run, arrow_indices, load_qrels, load_run, ranked_order
+from rankproof.stats import StatSettings
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 QRELS = SHARED / "trec_dl" / "qrels.dl19-passage.txt"
@@ -294,7 +295,7 @@ def test_a_malformed_sidecar_reference_is_refused(ref: dict[str, object], messag
 
 def test_comparisons_write_evidence_only_when_present_and_old_ones_still_load() -> None:
     runs = {s: _run(s) for s in SYSTEMS[:2]}
-    result = compare(_qrels(), runs, "nDCG@10", resamples=200)
+    result = compare(_qrels(), runs, "nDCG@10", stats=StatSettings(resamples=200))
     plain = result.to_dict()
     assert "evidence" not in plain  # as every comparison written before evidence existed
     assert load_comparison(plain) and len(rows_from_document(plain)) == 1

@@ -17,7 +17,13 @@ from tests.conftest import SHARED_DATA
 import rankproof as rp
 import rankproof.stats._asymptotic as asymptotic
 from rankproof.comparison import ComparisonRow, compare, compare_scores
-from rankproof.stats import choose_procedure, paired_interval, paired_test, randomization_test
+from rankproof.stats import (
+    StatSettings,
+    choose_procedure,
+    paired_interval,
+    paired_test,
+    randomization_test,
+)
 from rankproof.stats._asymptotic import normal_bounds, sign_flip_normal
 
 RUNS = SHARED_DATA / "rankllm_runs"
@@ -77,10 +83,10 @@ def _family(n: int) -> dict[str, dict[str, dict[str, float]]]:
 
 def _rows_both_ways(scores: dict[str, dict[str, dict[str, float]]],
                     monkeypatch: pytest.MonkeyPatch) -> tuple[tuple[ComparisonRow, ...], ...]:
-    auto = compare_scores(scores, resamples=2_000, seed=1).rows
+    auto = compare_scores(scores, stats=StatSettings(resamples=2_000, seed=1)).rows
     with monkeypatch.context() as m:
         m.setattr(asymptotic, "ASYMPTOTIC_MIN_QUERIES", 10**12)
-        resampled = compare_scores(scores, resamples=2_000, seed=1).rows
+        resampled = compare_scores(scores, stats=StatSettings(resamples=2_000, seed=1)).rows
     return auto, resampled
 
 
@@ -103,7 +109,7 @@ def test_normal_rows_give_the_resampled_verdicts_and_intervals(
 
 
 def test_a_row_records_its_procedure_in_its_json() -> None:
-    row = compare_scores(_family(60_000), resamples=500).rows[0]
+    row = compare_scores(_family(60_000), stats=StatSettings(resamples=500)).rows[0]
     doc = row.to_dict()
     assert doc["result"]["procedure"] == "normal" and doc["result"]["resamples"] == 0
     again = ComparisonRow.from_dict(doc)
@@ -137,7 +143,8 @@ def dl_year(request: pytest.FixtureRequest) -> tuple[rp.Qrels, dict[str, rp.Run]
 def test_trec_dl_rows_are_resampled_as_before(
         dl_year: tuple[rp.Qrels, dict[str, rp.Run]]) -> None:
     qrels, runs = dl_year
-    rows = compare(qrels, runs, ["nDCG@10", "RR@10", "AP"], resamples=2_000).rows
+    rows = compare(qrels, runs, ["nDCG@10", "RR@10", "AP"],
+                   stats=StatSettings(resamples=2_000)).rows
     assert {r.result.procedure for r in rows} == {"monte-carlo"}
     assert {r.result.resamples for r in rows} == {2_000}
 

@@ -21,6 +21,7 @@ from rankproof.cli import app
 from rankproof.data import Qrels, Run, load_run, ranked_order
 from rankproof.data._order import check_ranks
 from rankproof.retrieval import fuse
+from rankproof.stats import StatSettings
 
 QRELS = "1 0 a 1\n1 0 c 1\n2 0 x 1\n"
 GOOD = ("1 Q0 a 1 0.5 t\n1 Q0 b 2 0.9 t\n1 Q0 c 3 0.1 t\n"
@@ -131,8 +132,10 @@ def test_every_evaluation_in_rank_order_goes_through_the_check(tmp_path: Path) -
         rp.evaluate(qrels, bad, "RR", order="rank")
     assert info.value.line == 5
     with pytest.raises(InputError, match="rank 1 is repeated"):
-        rp.compare(qrels, {"good": good, "bad": bad}, "RR", order="rank", resamples=99)
-    rp.compare(qrels, {"good": good, "bad": bad}, "RR", resamples=99)  # by score: fine
+        rp.compare(qrels, {"good": good, "bad": bad}, "RR", order="rank",
+                   stats=StatSettings(resamples=99))
+    rp.compare(qrels, {"good": good, "bad": bad}, "RR",
+               stats=StatSettings(resamples=99))  # by score: fine
 
 
 def test_the_cli_refuses_with_file_and_line(tmp_path: Path) -> None:

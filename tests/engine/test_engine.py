@@ -21,6 +21,7 @@ from rankproof.cli._many import RunFileTask, evaluate_run_file
 from rankproof.data import load_qrels
 from rankproof.engine import ENGINES, Executor, LocalExecutor, RayExecutor, executor_for, shards
 from rankproof.measures import parse, resolve_measures
+from rankproof.stats import StatSettings
 
 TOY = Path(__file__).resolve().parents[2] / "examples" / "toy"
 
@@ -166,8 +167,8 @@ def test_compare_tables_gives_compare_rows_from_tables_evaluated_elsewhere() -> 
     tables = {r.per_query.run_name: r.per_query
               for r in LocalExecutor(workers=2).map(evaluate_run_file, tasks)}
     assert list(tables) == ["bm25", "dense"]
-    direct = compare(qrels, runs, ms, resamples=300, seed=1)
-    made = compare_tables(qrels, tables, ms, resamples=300, seed=1)
+    direct = compare(qrels, runs, ms, stats=StatSettings(resamples=300, seed=1))
+    made = compare_tables(qrels, tables, ms, stats=StatSettings(resamples=300, seed=1))
     assert made.to_dict() == direct.to_dict()
     with pytest.raises(InputError, match="at least two systems"):
         compare_tables(qrels, {"bm25": tables["bm25"]}, ms)

@@ -166,16 +166,24 @@ def test_real_embedder_run_is_not_a_test_double(tmp_path: Path) -> None:
 
 
 def test_progress_reports_every_step_and_is_silent_when_quiet() -> None:
-    from rankproof.cli.eval import _progress
+    from rankproof.cli._progress import stages
 
     seen: list[str] = []
-    run_experiment(golden_inputs("chunk", 800, 100),
-                   EvalConfig(stages=("bm25", "dense"), embedder="hashing", resamples=100),
-                   progress=seen.append)
+    counted: list[tuple[int, int]] = []
+    config = EvalConfig(stages=("bm25", "dense"), embedder="hashing", resamples=100)
+    report, _ = run_experiment(golden_inputs("chunk", 800, 100), config,
+                               progress=seen.append,
+                               resampling=lambda d, p: counted.append((d, p)))
     assert len(seen) == 2 * 2 + 1
     assert seen[0].startswith("indexing bm25") and seen[-1] == "measuring and comparing"
-    with _progress(quiet=True, steps=5) as say:
+    # The comparison's resamples are counted up to what was planned, and change nothing.
+    assert counted and counted[-1][0] == counted[-1][1] > 0
+    plain, _ = run_experiment(golden_inputs("chunk", 800, 100), config)
+    assert plain.comparisons == report.comparisons
+    with stages(quiet=True) as bar, bar.steps() as say:
         say("nothing is drawn")  # a no-op: --quiet (and a pipe) show no progress
+        say.counter("nor this", "resamples")(1, 2)
+        assert not bar.enabled
 
 
 def _as_version_1(report: EvalReport) -> dict[str, object]:

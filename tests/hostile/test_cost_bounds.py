@@ -30,6 +30,7 @@ from rankproof.harness import EvalConfig
 from rankproof.stats import (
     OPERATIONS_PER_SECOND,
     Cost,
+    StatSettings,
     bootstrap_ci,
     check_cost,
     detection_table,
@@ -184,10 +185,11 @@ def test_compare_refuses_before_evaluating() -> None:
     qrels = load_qrels(QRELS)
     runs = {"bm25": load_run(BM25), "dense": load_run(DENSE)}
     with pytest.raises(InputError) as err:
-        compare(qrels, runs, ["AP", "nDCG@10"], resamples=HUGE)
+        compare(qrels, runs, ["AP", "nDCG@10"], stats=StatSettings(resamples=HUGE))
     assert "2 paired tests on up to 8 ids" in str(err.value)
     with pytest.raises(InputError, match="Tukey HSD"):
-        compare(qrels, {**runs, "again": load_run(BM25)}, "AP", pairs="all", resamples=HUGE)
+        compare(qrels, {**runs, "again": load_run(BM25)}, "AP",
+                stats=StatSettings(resamples=HUGE, pairs="all"))
 
 
 def test_a_family_is_bounded_as_a_whole(monkeypatch: pytest.MonkeyPatch) -> None:

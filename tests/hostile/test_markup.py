@@ -22,6 +22,7 @@ from rankproof.data import load_qrels, load_run
 from rankproof.report.compare import comparison_markdown
 from rankproof.report.console import escape_controls
 from rankproof.report.table import means_table, render_text
+from rankproof.stats import StatSettings
 
 REPO = Path(__file__).resolve().parents[2]
 TOY = REPO / "examples" / "toy"
@@ -152,7 +153,7 @@ def test_renderers_never_emit_control_characters() -> None:
     """The library renderers (Markdown, text tables) escape controls and keep markup."""
     qrels = load_qrels(QRELS)
     runs = {"[b]c\nd[/b]": load_run(TOY / "bm25.run"), f"{ESC}a|b": load_run(TOY / "dense.run")}
-    md = comparison_markdown(compare(qrels, runs, "AP", resamples=100))
+    md = comparison_markdown(compare(qrels, runs, "AP", stats=StatSettings(resamples=100)))
     assert "\x1b" not in md and "| \\x1b[31ma\\|b" in md and "[b]c\\nd[/b]" in md
     from rankproof.measures import evaluate
 

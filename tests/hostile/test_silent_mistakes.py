@@ -23,6 +23,7 @@ from rankproof import InputError
 from rankproof.comparison import compare
 from rankproof.data import Run, load_qrels, load_run
 from rankproof.measures import evaluate
+from rankproof.stats import StatSettings
 
 REPO = Path(__file__).resolve().parents[2]
 TOY = REPO / "examples" / "toy"
@@ -167,5 +168,5 @@ def test_measure_and_compare_print_the_warning(tmp_path: Path) -> None:
 def test_the_library_comparison_carries_the_warning(tmp_path: Path) -> None:
     ranks = load_run(rewrite(tmp_path / "ranks.run", "0 Q0 2 3 3 ranks"))
     c = compare(load_qrels(QRELS), {"bm25": load_run(RUN), "ranks": ranks}, "AP",
-                resamples=100)
+                stats=StatSettings(resamples=100))
     assert any(RANK_WARNING in cav for cav in c.caveats)

@@ -13,8 +13,14 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from rankproof.comparison import NullSummary
 from rankproof.report import plots
-from rankproof.stats import null_distribution
+from rankproof.stats import null_distribution as _replay
+
+
+def null_distribution(*args: object, **kwargs: object) -> NullSummary:
+    """A replayed null as the comparison layer stores it: what `plots.null_plot` draws."""
+    return NullSummary.from_distribution(_replay(*args, **kwargs))  # type: ignore[arg-type]
 
 SVG = "{http://www.w3.org/2000/svg}"
 XLINK = "{http://www.w3.org/1999/xlink}"
@@ -179,6 +185,7 @@ def test_forest_plot_names_the_measure_and_the_numbers() -> None:
 
 def test_null_plot_shows_the_p_value_and_the_observed_statistic() -> None:
     nd = null_distribution(_delta()[:60])
+    assert nd.statistic is not None and nd.shape == "histogram" and len(nd.y) <= 60
     text = _texts(_parse(plots.null_plot(nd, title="nDCG@10", id_prefix="n-")))
     assert f"p = {nd.p_value:.2g}" in text and f"{nd.statistic:.4g}" in text
     assert "10000 resamples, seed 0" in text

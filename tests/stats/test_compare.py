@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 import rankproof as rp
 from rankproof.cli import app
 from rankproof.comparison import compare, pilot_deltas
-from rankproof.stats import correct, paired_test
+from rankproof.stats import StatSettings, correct, paired_test
 
 RUNS = SHARED_DATA / "rankllm_runs"
 QRELS = SHARED_DATA / "trec_dl" / "qrels.dl19-passage.txt"
@@ -35,7 +35,8 @@ def _dl19() -> rp.Qrels:
 
 @cache
 def _comparison() -> object:
-    return compare(_dl19(), _runs(), ["nDCG@10", "AP(rel=2)"], resamples=2000, seed=7)
+    return compare(_dl19(), _runs(), ["nDCG@10", "AP(rel=2)"],
+                   stats=StatSettings(resamples=2000, seed=7))
 
 
 def test_rows_cover_every_candidate_and_measure() -> None:
@@ -83,7 +84,7 @@ def test_unjudged_caveat_fires_on_deep_measures_only() -> None:
 def test_worse_uses_polarity_and_fail_on_regression_exits_1(tmp_path: Path) -> None:
     # Swap roles: BM25 as candidate against REP_LLAMA is significantly worse.
     c = compare(_dl19(), {"REP_LLAMA": _runs()["REP_LLAMA"], "BM25": _runs()["BM25"]},
-                "nDCG@10", resamples=2000)
+                "nDCG@10", stats=StatSettings(resamples=2000))
     assert c.regressions and c.regressions[0].candidate == "BM25"
     result = runner.invoke(app, ["compare", str(QRELS),
                                  str(RUNS / "REP_LLAMA/trec_results_dl19.txt"),
@@ -98,9 +99,9 @@ def test_worse_uses_polarity_and_fail_on_regression_exits_1(tmp_path: Path) -> N
 
 
 def test_same_seed_same_comparison_and_json_roundtrip(tmp_path: Path) -> None:
-    a = compare(_dl19(), _runs(), "nDCG@10", resamples=1000, seed=3)
-    b = compare(_dl19(), dict(reversed(list(_runs().items()))), "nDCG@10", resamples=1000,
-                seed=3, baseline="BM25")
+    a = compare(_dl19(), _runs(), "nDCG@10", stats=StatSettings(resamples=1000, seed=3))
+    b = compare(_dl19(), dict(reversed(list(_runs().items()))), "nDCG@10",
+                stats=StatSettings(resamples=1000, seed=3), baseline="BM25")
     pa = {r.candidate: r.result.p_value for r in a.rows}
     pb = {r.candidate: r.result.p_value for r in b.rows}
     assert pa == pb
@@ -121,13 +122,13 @@ def test_intersection_with_different_topics_raises_pairing_error(tmp_path: Path)
         compare(_dl19(), runs, "nDCG@10", topics="intersection")
     assert first_topic in err.value.only_right
     # The default (complete) pairs every topic and records the zero-fill.
-    c = compare(_dl19(), runs, "nDCG@10", resamples=500)
+    c = compare(_dl19(), runs, "nDCG@10", stats=StatSettings(resamples=500))
     assert c.n_topics == 43 and any("scored 0" in cav for cav in c.caveats)
 
 
 def test_all_pairs_uses_tukey() -> None:
     runs = {s: _runs()[s] for s in ("BM25", "BM25_RM3", "REP_LLAMA")}
-    c = compare(_dl19(), runs, "nDCG@10", pairs="all", resamples=2000)
+    c = compare(_dl19(), runs, "nDCG@10", stats=StatSettings(resamples=2000, pairs="all"))
     assert len(c.rows) == 3 and c.correction == "tukey-hsd"
     for r in c.rows:
         assert r.p_corrected == c.tukey["nDCG@10"].p_value(r.baseline, r.candidate)
@@ -139,7 +140,7 @@ def test_bad_arguments_are_rejected() -> None:
     with pytest.raises(ValueError, match="baseline 'nope'"):
         compare(_dl19(), _runs(), baseline="nope")
     with pytest.raises(ValueError, match="correction"):
-        compare(_dl19(), _runs(), correction="fdr")
+        compare(_dl19(), _runs(), stats=StatSettings(correction="fdr"))
 
 
 def test_markdown_and_power_commands(tmp_path: Path) -> None:
@@ -172,6 +173,6 @@ def test_positives_only_qrels_get_one_caveat_instead_of_row_notes() -> None:
     qrels = rp.Qrels.from_dict({f"q{i}": {f"d{i}": 1} for i in range(6)})
     a = rp.Run.from_dict({f"q{i}": {f"d{i}": 2.0, "x": 1.0} for i in range(6)}, name="a")
     b = rp.Run.from_dict({f"q{i}": {"x": 2.0, f"d{i}": 1.0} for i in range(6)}, name="b")
-    c = compare(qrels, [a, b], "nDCG@10", resamples=200)
+    c = compare(qrels, [a, b], "nDCG@10", stats=StatSettings(resamples=200))
     assert not any(r.notes for r in c.rows)
     assert any("only relevant documents" in cav for cav in c.caveats)

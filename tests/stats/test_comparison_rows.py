@@ -25,7 +25,7 @@ from rankproof.comparison import (
     rows_from_document,
     select_row,
 )
-from rankproof.stats import correct, paired_test
+from rankproof.stats import StatSettings, correct, paired_test
 
 runner = CliRunner()
 RNG = np.random.default_rng(3)
@@ -43,7 +43,8 @@ def _scores() -> dict[str, dict[str, dict[str, float]]]:
 
 
 def _comparison() -> Comparison:
-    return compare_scores(_scores(), higher_is_better={"cost": False}, resamples=1000, seed=1)
+    return compare_scores(_scores(), higher_is_better={"cost": False},
+                          stats=StatSettings(resamples=1000, seed=1))
 
 
 def test_compare_scores_rows_match_a_direct_paired_test_and_one_correction() -> None:
@@ -118,7 +119,7 @@ def test_pairings_may_carry_their_own_alpha() -> None:
                 baseline_scores=BASE, higher_is_better=True, alpha=0.5),
         Pairing(candidate="u", baseline="b", measure="nDCG@10", candidate_scores=UP,
                 baseline_scores=BASE, higher_is_better=True),
-    ], correction="none", resamples=500)
+    ], stats=StatSettings(correction="none", resamples=500))
     assert [r.alpha for r in rows] == [0.5, 0.05]
     assert rows[0].p_corrected == rows[0].result.p_value
 
@@ -129,9 +130,9 @@ def test_bad_arguments_are_input_errors() -> None:
     with pytest.raises(rp.InputError, match="baseline 'x'"):
         compare_scores(_scores(), baseline="x")
     with pytest.raises(rp.InputError, match="correction"):
-        compare_scores(_scores(), correction="fdr")
+        compare_scores(_scores(), stats=StatSettings(correction="fdr"))
     with pytest.raises(rp.InputError, match="alpha"):
-        compare_scores(_scores(), alpha=1.5)
+        compare_scores(_scores(), stats=StatSettings(alpha=1.5))
     with pytest.raises(rp.InputError, match="unknown metric 'cost'"):
         compare_scores(_scores())  # no polarity given, and none registered
     with pytest.raises(rp.InputError, match="has no scores for cost"):
@@ -148,7 +149,7 @@ def test_bad_arguments_are_input_errors() -> None:
 
 def test_all_pairs_from_scores_use_tukey() -> None:
     c = compare_scores({s: {"nDCG@10": v["nDCG@10"]} for s, v in _scores().items()},
-                       pairs="all", resamples=500)
+                       stats=StatSettings(resamples=500, pairs="all"))
     assert c.correction == "tukey-hsd" and len(c.rows) == 3
     assert all(r.correction == "tukey-hsd" for r in c.rows)
     for r in c.rows:
@@ -159,16 +160,17 @@ def test_plain_dicts_and_dataframes_are_accepted() -> None:
     qrels = {f"q{i}": {f"d{i}": 1, "x": 0} for i in range(8)}
     good = {f"q{i}": {f"d{i}": 2.0, "x": 1.0} for i in range(8)}
     bad = {f"q{i}": {"x": 2.0, f"d{i}": 1.0} for i in range(8)}
-    c = compare(qrels, {"good": good, "bad": bad}, "RR", resamples=200)
+    c = compare(qrels, {"good": good, "bad": bad}, "RR", stats=StatSettings(resamples=200))
     assert c.systems == ("good", "bad") and c.rows[0].verdict == "worse"
     as_runs = compare(rp.Qrels.from_dict(qrels), [rp.Run.from_dict(good, name="good"),
                                                    rp.Run.from_dict(bad, name="bad")], "RR",
-                      resamples=200)
+                      stats=StatSettings(resamples=200))
     assert as_runs.rows == c.rows
     pd = pytest.importorskip("pandas")
     frame = pd.DataFrame([(q, d, s) for q, docs in bad.items() for d, s in docs.items()],
                          columns=["qid", "docid", "score"])
-    assert compare(qrels, {"good": good, "bad": frame}, "RR", resamples=200).rows == c.rows
+    assert compare(qrels, {"good": good, "bad": frame}, "RR",
+                   stats=StatSettings(resamples=200)).rows == c.rows
 
 
 def test_short_reprs() -> None:
@@ -186,7 +188,7 @@ def test_to_pandas_one_row_per_comparison_row() -> None:
     df = _comparison().to_pandas()
     assert list(df.columns) == list(FLAT_COLUMNS) and len(df) == 4
     assert df.loc[2, "verdict"] == "worse" and df.loc[2, "losses"] == len(QIDS)
-    empty = compare_pairs([], resamples=100)
+    empty = compare_pairs([], stats=StatSettings(resamples=100))
     assert empty == ()
 
 

@@ -19,6 +19,7 @@ from tests.conftest import SHARED_DATA
 import rankproof as rp
 from rankproof.comparison import Comparison, compare, compare_scores, row_levels
 from rankproof.stats import (
+    StatSettings,
     correct,
     paired_interval,
     paired_t,
@@ -66,7 +67,8 @@ def test_zero_disagreements_on_trec_dl(year: tuple[rp.Qrels, dict[str, rp.Run]],
                                        size: int | None, correction: str) -> None:
     qrels, runs = year
     c = compare(_subset(qrels, size, seed=size or 0), runs, MEASURES, baseline="BM25",
-                correction=correction, resamples=10_000, seed=0, topics="intersection")
+                stats=StatSettings(correction=correction, resamples=10_000, seed=0),
+                topics="intersection")
     assert len(c.rows) == 4 * len(MEASURES)
     assert _agrees(c) == []
     # The percentile bootstrap that used to sit beside the verdict is still in the row.
@@ -79,7 +81,8 @@ def test_the_example_from_the_issue_now_says_one_thing() -> None:
     level, reaches 0."""
     qrels = rp.read_trec_qrels(SHARED_DATA / "trec_dl" / "qrels.dl19-passage.txt")
     runs = {s: rp.read_trec_run(RUNS / s / "trec_results_dl19.txt") for s in SYSTEMS}
-    c = compare(qrels, runs, MEASURES, baseline="BM25", seed=0, topics="intersection")
+    c = compare(qrels, runs, MEASURES, baseline="BM25", stats=StatSettings(seed=0),
+                topics="intersection")
     row = next(r for r in c.rows if r.candidate == "D_BERT_KD_TASB" and r.measure == "RR@10")
     assert row.verdict == "no detectable difference" and row.p_corrected > 0.05
     assert row.result.bootstrap_low is not None and row.result.bootstrap_low > 0  # the old CI
@@ -93,7 +96,8 @@ def test_every_test_and_correction_agrees(year: tuple[rp.Qrels, dict[str, rp.Run
                                           correction: str) -> None:
     qrels, runs = year
     c = compare(_subset(qrels, 20, seed=3), runs, ("nDCG@10", "RR@10"), baseline="BM25",
-                test=test, correction=correction, resamples=2000, topics="intersection")  # type: ignore[arg-type]
+                stats=StatSettings(test=test, correction=correction,  # type: ignore[arg-type]
+                                   resamples=2000), topics="intersection")
     assert _agrees(c) == []
     assert {r.ci_method for r in c.rows} == {rp.stats.TEST_INTERVALS[test]}
 
@@ -101,7 +105,7 @@ def test_every_test_and_correction_agrees(year: tuple[rp.Qrels, dict[str, rp.Run
 def test_all_pairs_use_tukey_simultaneous_intervals(
         year: tuple[rp.Qrels, dict[str, rp.Run]]) -> None:
     qrels, runs = year
-    c = compare(qrels, runs, ("nDCG@10", "RR@10"), pairs="all", resamples=2000,
+    c = compare(qrels, runs, ("nDCG@10", "RR@10"), stats=StatSettings(resamples=2000, pairs="all"),
                 topics="intersection")
     assert _agrees(c) == []
     assert {r.ci_method for r in c.rows} == {"tukey"}

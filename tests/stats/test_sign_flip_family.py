@@ -18,6 +18,7 @@ from scipy import stats as sps
 from rankproof import InputError
 from rankproof.comparison import Pairing, compare_pairs
 from rankproof.stats import (
+    StatSettings,
     paired_interval,
     paired_test,
     paired_tests,
@@ -117,7 +118,7 @@ def test_compare_pairs_rows_are_the_single_tests() -> None:
                                 candidate_scores=dict(zip(qids, cand, strict=True)),
                                 baseline_scores=dict(zip(qids, base, strict=True)),
                                 higher_is_better=True))
-    rows = compare_pairs(pairings, resamples=1500, seed=2)
+    rows = compare_pairs(pairings, stats=StatSettings(resamples=1500, seed=2))
     assert any(r.verdict != "no detectable difference" for r in rows)
     for p, row in zip(pairings, rows, strict=True):
         c = np.array([p.candidate_scores[q] for q in sorted(qids)])
@@ -127,7 +128,7 @@ def test_compare_pairs_rows_are_the_single_tests() -> None:
         iv = paired_interval(c, b, confidence_level=row.ci_level, resamples=1500, seed=2)
         assert (row.ci_low, row.ci_high) == (iv.low, iv.high)
         assert row.excludes_zero() == (row.verdict != "no detectable difference")
-    lean = compare_pairs(pairings, resamples=1500, seed=2, bootstrap=False)
+    lean = compare_pairs(pairings, stats=StatSettings(resamples=1500, seed=2), bootstrap=False)
     assert [r.verdict for r in lean] == [r.verdict for r in rows]
     assert [r.p_corrected for r in lean] == [r.p_corrected for r in rows]
     assert all(r.result.bootstrap_low is None for r in lean)

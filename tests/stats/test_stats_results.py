@@ -31,13 +31,15 @@ from rankproof.stats import (
 )
 
 EXPECTED_NAMES = [
-    "ASYMPTOTIC_MIN_QUERIES", "BERRY_ESSEEN_C", "BOOTSTRAP_P", "CORRECTIONS", "INTERVAL_LABELS",
-    "INTERVAL_METHODS", "OPERATIONS_PER_SECOND", "PROCEDURES", "TESTS", "TEST_INTERVALS",
+    "ASYMPTOTIC_MIN_QUERIES", "BERRY_ESSEEN_C", "BOOTSTRAP_P", "CORRECTIONS",
+    "DEFAULT_ALPHA", "DEFAULT_CONFIDENCE_LEVEL", "DEFAULT_CORRECTION", "DEFAULT_PAIRS",
+    "DEFAULT_RESAMPLES", "DEFAULT_SEED", "DEFAULT_TEST", "INTERVAL_LABELS",
+    "INTERVAL_METHODS", "OPERATIONS_PER_SECOND", "PAIRS", "PROCEDURES", "TESTS", "TEST_INTERVALS",
     "BootstrapResult", "Correction", "Cost",
     "DetectionTable", "IntervalMethod", "NullDistribution", "PairComparison", "PairedInterval",
-    "PairedResult", "PairedScores", "RandomizationResult", "Result", "SignFlipFamily",
-    "SignTestResult",
-    "SimulatedPower", "TTestResult", "TestName", "TukeyHSDResult", "WilcoxonResult",
+    "PairedResult", "PairedScores", "PairsName", "RandomizationResult", "Result",
+    "SignFlipFamily", "SignTestResult",
+    "SimulatedPower", "StatSettings", "TTestResult", "TestName", "TukeyHSDResult", "WilcoxonResult",
     "bootstrap_ci", "check_choice", "check_cost", "check_int", "check_probability",
     "choose_procedure", "correct",
     "detection_table", "nearest_rank", "null_distribution", "paired_interval", "paired_scores",

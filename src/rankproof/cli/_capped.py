@@ -42,6 +42,11 @@ IN_MEMORY_FACTOR = 1.85
 IN_MEMORY_BYTES_PER_TOPIC = 520
 RESULT_BYTES_PER_TOPIC = 160
 SEEN_BYTES_PER_TOPIC = 48
+ROW_BYTES_PER_TOPIC = 96
+"""What one comparison row holds per topic (`compare`): the paired values and ids it keeps,
+and the arrays its test draws on."""
+EVIDENCE_BYTES_PER_ID = 80
+"""One kept document id of the evidence (``--evidence-depth``): a Python string in a list."""
 PARTITION_SHARE = 16
 PARTITION_FACTOR = 16
 MEMORY_MARGIN = 64 << 20
@@ -96,16 +101,27 @@ class StreamPlan:
     """The estimated peak of reading and evaluating the run whole (`in_memory_bytes`)."""
 
 
-def held_bytes(qrels: Qrels | None, n_measures: int, run_topics: int) -> int:
+def held_bytes(qrels: Qrels | None, n_measures: int, run_topics: int, *, tables: int = 1,
+               evidence_depth: int = 0) -> int:
     """What an evaluation holds however the run is read, above the start-up baseline: the
     qrels' arrays, per qrels topic the values (a matrix, and each partition's own) and the
     query id the result names it by (``RESULT_BYTES_PER_TOPIC``), and per run topic the
-    record streaming keeps of it (``SEEN_BYTES_PER_TOPIC``)."""
+    record streaming keeps of it (``SEEN_BYTES_PER_TOPIC``).
+
+    ``compare`` keeps ``tables`` per-query tables (one per run) and then its rows (one per
+    candidate and measure, ``ROW_BYTES_PER_TOPIC``), and with ``evidence_depth`` each
+    run's top ids per topic (``EVIDENCE_BYTES_PER_ID``): all of them are held at the end,
+    whichever run is read, so all are taken off the cap before the first run is."""
     if qrels is None:
         return run_topics * SEEN_BYTES_PER_TOPIC
     arrays = int(qrels.qid_vocab.nbytes + qrels.docids.nbytes + qrels.qid_codes.nbytes
                  + qrels.rels.nbytes)
-    per_topic = RESULT_BYTES_PER_TOPIC + 16 * max(1, n_measures)
+    n = max(1, n_measures)
+    tables = max(1, tables)
+    per_topic = tables * (RESULT_BYTES_PER_TOPIC + 16 * n)
+    if tables > 1:
+        per_topic += (tables - 1) * n * ROW_BYTES_PER_TOPIC
+    per_topic += tables * evidence_depth * EVIDENCE_BYTES_PER_ID
     return arrays + len(qrels.qid_vocab) * per_topic + run_topics * SEEN_BYTES_PER_TOPIC
 
 
@@ -118,8 +134,15 @@ def in_memory_bytes(size: int, run_topics: int) -> int:
     return int(size * IN_MEMORY_FACTOR) + run_topics * IN_MEMORY_BYTES_PER_TOPIC
 
 
+def plan_shares(task: RunFileTask) -> dict[str, int]:
+    """The `stream_plan` keywords a task's command decides (tables kept, evidence, share)."""
+    return {"tables": task.held_tables, "evidence_depth": task.evidence_depth,
+            "share": task.cap_share}
+
+
 def stream_plan(path: str, cap: int | None, qrels: Qrels | None = None,
-                n_measures: int = 1) -> StreamPlan | None:
+                n_measures: int = 1, *, tables: int = 1, evidence_depth: int = 0,
+                share: int = 1) -> StreamPlan | None:
     """Whether and how the run at ``path`` is read under ``cap``; None without a cap, for
     standard input or a pipe (size unknown: read whole).
 
@@ -128,7 +151,13 @@ def stream_plan(path: str, cap: int | None, qrels: Qrels | None = None,
     held anyway (`held_bytes`) exceeds the cap. Streamed, a partition gets what is left of
     the cap divided by ``PARTITION_FACTOR`` (what one partition in flight holds per byte
     of its text); a cap that leaves no room for the smallest partition is refused before
-    the run is read, naming the cap it would take."""
+    the run is read, naming the cap it would take. So is a cap whose partition would not
+    hold one topic (the run's text per topic, estimated from its head): streaming works
+    topic by topic, and reading would fail at the first topic.
+
+    ``tables`` and ``evidence_depth`` say what the command keeps of every run
+    (`held_bytes`); ``share`` runs are read at once (the engine's workers), and each gets
+    that share of the room."""
     from rankproof.data import RunPartitions, run_size
 
     if cap is None or path == "-":
@@ -138,13 +167,23 @@ def stream_plan(path: str, cap: int | None, qrels: Qrels | None = None,
         return None
     reader = RunPartitions(path)
     topics = reader.estimate_topics() or 0
-    held = held_bytes(qrels, n_measures, topics)
+    held = held_bytes(qrels, n_measures, topics, tables=tables, evidence_depth=evidence_depth)
     whole = in_memory_bytes(size, topics)
-    if reader.kind == "trec" and whole + held <= cap:
+    share = max(1, share)
+    if reader.kind == "trec" and whole * share + held <= cap:
         return StreamPlan(partition_bytes=None, held=held, in_memory=whole)
-    room = (cap - held) // PARTITION_FACTOR
+    room = (cap - held) // (PARTITION_FACTOR * share)
+    per_topic = -(-size // topics) if reader.kind == "trec" and topics else 0
+    if room >= _MIN_ROOM and room < per_topic:
+        need = -(-(held + per_topic * PARTITION_FACTOR * share) // (1 << 20)) << 20
+        raise InputError(
+            f"--memory-cap {_mib(cap)} cannot hold one topic of this run: a topic takes about "
+            f"{_mib(per_topic)} of run text (about {topics:,} topics in {_mib(size)}), and a "
+            f"partition under this cap holds {_mib(room)} once the qrels and the per-topic "
+            f"results ({_mib(held)}) are held; give --memory-cap {_mib(need)} or more",
+            path=path, field="--memory-cap")
     if room < _MIN_ROOM:
-        need = -(-(held + _MIN_ROOM * PARTITION_FACTOR) // (1 << 20)) << 20  # whole MiB
+        need = -(-(held + _MIN_ROOM * PARTITION_FACTOR * share) // (1 << 20)) << 20
         raise InputError(
             f"--memory-cap {_mib(cap)} cannot hold this evaluation: before any of the run is "
             f"read, the qrels and the per-topic results take about {_mib(held)} "
@@ -169,7 +208,7 @@ def evaluate_capped(task: RunFileTask, cap: int) -> RunFileResult | None:
     from rankproof.measures import evaluate_partitions
 
     path = str(task.run)
-    plan = stream_plan(path, cap, task.qrels, len(task.measures))
+    plan = stream_plan(path, cap, task.qrels, len(task.measures), **plan_shares(task))
     if plan is None or plan.partition_bytes is None:
         return None
     size = plan.partition_bytes
@@ -179,19 +218,38 @@ def evaluate_capped(task: RunFileTask, cap: int) -> RunFileResult | None:
         raise InputError(f"the run is {fmt}, and a run over --memory-cap is streamed, which "
                          "reads TREC runs and Parquet files or datasets: convert it (rankproof "
                          "export) or raise --memory-cap", path=path)
-    if task.evidence_depth:
-        raise InputError("evidence (top documents per topic) needs the run in memory, and "
-                         "this run is over --memory-cap", path=path)
     kept = _trec_eval_partitions(parts, task) if (
         task.max_retrieved is not None or task.judged_only) else parts
+    top: dict[str, list[str]] | None = None
+    if task.evidence_depth:
+        top = {}
+        kept = _with_evidence(kept, task, top)
     pq = evaluate_partitions(task.qrels, kept, task.measures, rel_level=task.rel_level,
                              topics=task.topics, order=task.order)  # type: ignore[arg-type]
+    if top is not None:  # in the qrels' topic order, [] for a topic the run lacks (as whole)
+        top = {t: top.get(t, []) for t in task.qrels.topics}
     s = parts.stats
     note = (f"streamed under --memory-cap {_mib(cap)}: {s.partitions} partition(s) of whole "
             f"topics, at most {_mib(size)} of run text each (largest "
             f"{_mib(s.largest)}), {s.rows:,} rows")
     return RunFileResult(per_query=pq, name=parts.name, tag=pq.run_tag, source=parts.source,
-                         streamed=note)
+                         streamed=note, top=top)
+
+
+def _with_evidence(parts: Any, task: RunFileTask, top: dict[str, list[str]]) -> Any:
+    """The partitions, each one's top ``evidence_depth`` ids per topic collected into
+    ``top`` on the way (a partition holds whole topics, so each topic's ids are the ones
+    `collect_evidence` finds in the whole run)."""
+    from rankproof.comparison import collect_evidence
+
+    judged = set(task.qrels.topics)
+    for part in parts:
+        wanted = [t for t in part.topics if t in judged]
+        if wanted:
+            top.update(collect_evidence(task.qrels, {"run": part}, k=task.evidence_depth,
+                                        topics=wanted, rel_level=task.rel_level,
+                                        order=task.order).top["run"])  # type: ignore[arg-type]
+        yield part
 
 
 def _trec_eval_partitions(parts: Any, task: RunFileTask) -> Any:

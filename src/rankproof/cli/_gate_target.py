@@ -19,6 +19,7 @@ from typing import Any
 from rankproof._errors import ConfigError, TargetError
 from rankproof.cli._app import err_console
 from rankproof.cli._engine import engine_from
+from rankproof.cli._progress import stages
 from rankproof.gate import Baseline, ChecksFile, GateVerdict, evaluate_target
 from rankproof.report.console import plain
 from rankproof.targets import Case, HttpTarget, RunResult, shard_plan
@@ -37,29 +38,16 @@ def parse_headers(values: list[str] | None) -> dict[str, str]:
 
 @contextmanager
 def progress_display(quiet: bool, label: str) -> Iterator[Callable[[int, int], None]]:
-    """``progress(done, total)`` on standard error: a bar on a terminal, else a line at each
-    tenth (and at the end); nothing with ``--quiet``."""
+    """``progress(done, total)`` on standard error: the commands' bar on a terminal
+    (`rankproof.cli._progress`: calls done / total with an ETA, after the delay), else a
+    plain line at each tenth (and at the end), which a CI log keeps; nothing with
+    ``--quiet``."""
     if quiet:
         yield lambda _done, _total: None
         return
     if err_console.is_terminal:
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-        )
-
-        with Progress(TextColumn("{task.description}", markup=False), BarColumn(),
-                      MofNCompleteColumn(), TimeElapsedColumn(), console=err_console,
-                      transient=True) as bar:
-            task = bar.add_task(label, total=None)
-
-            def show(done: int, total: int) -> None:
-                bar.update(task, completed=done, total=total)
-
-            yield show
+        with stages(False) as bar, bar.counting(f"{label}: target calls", "cases") as tick:
+            yield tick
         return
     start = time.perf_counter()
     shown = -1

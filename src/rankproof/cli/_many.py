@@ -55,6 +55,11 @@ class RunFileTask:
     """``--memory-cap``: a run over it is streamed in partitions (`rankproof.cli._capped`)."""
     run_format: str | None = None
     """``--run-format`` (None: the format is recognised by the run's content)."""
+    held_tables: int = 1
+    """Per-query tables the command holds at once under ``--memory-cap`` (``compare``
+    keeps every run's, and the comparison's rows: `rankproof.cli._capped.held_bytes`)."""
+    cap_share: int = 1
+    """Runs evaluated at once under ``--memory-cap``: each gets this share of the room."""
 
 
 @dataclass(frozen=True)
@@ -129,13 +134,16 @@ def evaluate_run_files(
     allow_extra_columns: bool = False, subtopics: bool = False, rel_level: int = 1,
     topics: str = "complete", order: str = "score", max_retrieved: int | None = None,
     judged_only: bool = False, evidence_depth: int = 0, memory_cap: int | None = None,
+    partitions: int | None = None, held_tables: bool = False,
 ) -> tuple[Qrels, list[RunFileResult]]:
     """The qrels, and every run evaluated by ``executor`` and named as `load_runs` names it.
 
     The same checks as `rankproof.cli._runs.load_runs`, in the same order: standard input
     at most once, ``--name`` once per run, then the qrels are read here (once, shipped to
     each task), then the runs by the executor, then a run given twice or two runs with one
-    name are refused.
+    name are refused. ``partitions``: byte ranges per run (``--partitions``; None: auto).
+    ``held_tables``: the command keeps every run's table (``compare``), which
+    ``--memory-cap`` takes off its room; each run's plan is made before any run is read.
     """
     from rankproof.cli._runs import (
         FORMATS_ASKED,
@@ -171,9 +179,23 @@ def evaluate_run_files(
         measures=tuple(measures), name=names[i] if names else None, rel_level=rel_level,
         topics=topics, order=order,
         dedupe=dedupe_value, extra_columns=extra, max_retrieved=max_retrieved,
-        judged_only=judged_only, evidence_depth=evidence_depth, memory_cap=memory_cap)
+        judged_only=judged_only, evidence_depth=evidence_depth, memory_cap=memory_cap,
+        held_tables=len(given) if held_tables else 1,
+        cap_share=max(1, min(len(given), executor.workers)))
         for i, p in enumerate(given)]
-    results = executor.map(evaluate_run_file, tasks, kind="cpu")
+    if memory_cap is not None:
+        # Every run's plan is made (and a cap too small refused) before any run is read.
+        from rankproof.cli._capped import plan_shares, stream_plan
+
+        for task in tasks:
+            if not isinstance(task.run, Run):
+                stream_plan(task.run, memory_cap, task.qrels, len(task.measures),
+                            **plan_shares(task))
+    # A large run, with more workers than runs (or --partitions N), is evaluated as byte
+    # ranges of whole topics and combined here (`rankproof.cli._partitioned_runs`).
+    from rankproof.cli._partitioned_runs import evaluate_tasks
+
+    results = evaluate_tasks(tasks, executor, partitions=partitions)
     labels = unique_labels(given, names, [_Named(r.name, r.tag) for r in results])
     return q, [r if r.per_query.run_name == n else dataclasses.replace(
         r, per_query=dataclasses.replace(r.per_query, run_name=n))

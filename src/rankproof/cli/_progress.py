@@ -16,10 +16,14 @@ Reading is measured, not guessed: while the files are read, a small thread looks
 the kernel's file position of every descriptor this process holds open on each input
 (``/proc/self/fdinfo``, Linux) and shows the bytes read of the files' total size with
 an ETA. A file read elsewhere (a process or Ray worker of ``--engine``) or a system
-without ``/proc`` shows the stage without byte counts. Evaluation and resampling have
-no count to show from here (their kernels run as whole-array steps): they show their
-elapsed time beside what is being done (``comparing 2 runs x 2 measures, 10,000
-resamples``).
+without ``/proc`` shows the stage without byte counts.
+
+Counted stages (`Stages.counting`) show ``done/planned UNIT`` with an ETA: resampling
+(the statistics report row-resamples through a `rankproof.stats.ProgressCallback`, which
+this module adapts, so that the library never imports Rich), target calls, sweep points,
+cases scored. The library's callback only stores two integers; the bar is drawn by this
+module's own thread, so a callback costs the loop that calls it nothing. A stage without a
+count (evaluating, rendering) shows a spinner with its elapsed time.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +40,7 @@ import typer
 if TYPE_CHECKING:
     from rich.progress import Progress
 
-__all__ = ["DELAY_ENV", "DELAY_S", "Stages", "quiet_option", "stages"]
+__all__ = ["DELAY_ENV", "DELAY_S", "Stages", "Steps", "quiet_option", "stages"]
 
 DELAY_S = 1.0
 """A stage shorter than this shows nothing."""
@@ -111,8 +115,42 @@ class Stages:
             with contextlib.suppress(OSError):
                 if str(f) != "-" and Path(f).is_file():
                     sizes[os.path.realpath(f)] = os.path.getsize(f)
+        with self._watching(description, "bytes" if sizes else "", _reader(sizes, description)):
+            yield
+
+    @contextlib.contextmanager
+    def counting(self, description: str, unit: str) -> Iterator[Callable[[int, int], None]]:
+        """Like `stage`, for a block that counts its work: yields a callback
+        ``(done, planned)`` (a `rankproof.stats.ProgressCallback`) that the block's library
+        code calls, and shows ``done/planned unit`` with an ETA. Disabled, the callback
+        does nothing."""
+        latest = [0, 0]
+
+        def note(done: int, planned: int) -> None:
+            latest[0], latest[1] = done, planned  # read by the watcher thread
+
+        if not self.enabled:
+            yield note
+            return
+        with self._watching(description, unit, lambda: (latest[0], latest[1], description)):
+            yield note
+
+    @contextlib.contextmanager
+    def steps(self) -> Iterator[Steps]:
+        """A block whose library code announces its phases one after another (`Steps`):
+        each phase is shown as a stage until the next one begins; the last ends with the
+        block."""
+        phases = Steps(self)
+        try:
+            yield phases
+        finally:
+            phases.end()
+
+    @contextlib.contextmanager
+    def _watching(self, description: str, unit: str,
+                  poll: Callable[[], tuple[int, int, str] | None]) -> Iterator[None]:
         done = threading.Event()
-        watcher = threading.Thread(target=self._watch, args=(description, sizes, done),
+        watcher = threading.Thread(target=self._watch, args=(description, unit, poll, done),
                                    name="rankproof-progress", daemon=True)
         watcher.start()
         try:
@@ -121,22 +159,20 @@ class Stages:
             done.set()
             watcher.join()
 
-    def _watch(self, description: str, sizes: dict[str, int], done: threading.Event) -> None:
+    def _watch(self, description: str, unit: str,
+               poll: Callable[[], tuple[int, int, str] | None], done: threading.Event) -> None:
         if done.wait(_delay()):
             return
-        total = sum(sizes.values())
+        first = poll()
         with self._lock:
             bar = self._start()
-            task = bar.add_task(description, total=total or None)
-        read = dict.fromkeys(sizes, 0)
+            task = bar.add_task(description, total=(first[1] or None) if first else None,
+                                unit=unit)
         while not done.wait(_POLL_S):
-            if not sizes:
-                continue
-            for path, pos in _positions(sizes).items():
-                read[path] = min(max(read[path], pos), sizes[path])
-            got = sum(read.values())
-            note = description if got < total else _after_reading(description)
-            bar.update(task, completed=got, description=note)
+            now = poll()
+            if now is not None:
+                got, total, note = now
+                bar.update(task, completed=got, total=total or None, description=note)
         with self._lock:
             bar.remove_task(task)
             if not bar.tasks:
@@ -173,8 +209,68 @@ class Stages:
                 self._bar = None
 
 
+class Steps:
+    """The phases of a long library call, shown one at a time (`Stages.steps`).
+
+    ``steps(words)`` (the library's ``progress(message)`` hook, e.g. the harness's) ends
+    the phase shown and begins a spinner stage of ``words``; `counter` gives a
+    ``(done, planned)`` callback (a `rankproof.stats.ProgressCallback`) whose first call
+    begins a counted stage. Each phase keeps the stages' rules: nothing off a terminal,
+    nothing before the delay.
+    """
+
+    def __init__(self, stages: Stages) -> None:
+        self._stages = stages
+        self._open = contextlib.ExitStack()
+        self._counting: object | None = None
+
+    def __call__(self, words: str) -> None:
+        self.end()
+        self._open.enter_context(self._stages.stage(words))
+
+    def counter(self, words: str, unit: str) -> Callable[[int, int], None]:
+        """A ``(done, planned)`` callback shown as ``words`` with ``done/planned unit``."""
+        key = object()
+        note: list[Callable[[int, int], None]] = []
+
+        def tick(done: int, planned: int) -> None:
+            if self._counting is not key:
+                self.end()
+                note[:] = [self._open.enter_context(self._stages.counting(words, unit))]
+                self._counting = key
+            note[0](done, planned)
+
+        return tick
+
+    def end(self) -> None:
+        """End the phase shown (if any)."""
+        self._counting = None
+        self._open.close()
+        self._open = contextlib.ExitStack()
+
+
+def _reader(sizes: dict[str, int],
+            description: str) -> Callable[[], tuple[int, int, str] | None]:
+    """The poll of a stage that reads ``sizes`` (real path -> bytes): the bytes read so
+    far from the kernel's file positions, and the stage's words (None without files:
+    nothing to count)."""
+    read = dict.fromkeys(sizes, 0)
+    total = sum(sizes.values())
+
+    def poll() -> tuple[int, int, str] | None:
+        if not sizes:
+            return None
+        for path, pos in _positions(sizes).items():
+            read[path] = min(max(read[path], pos), sizes[path])
+        got = sum(read.values())
+        return got, total, description if got < total else _after_reading(description)
+
+    return poll
+
+
 def _bytes_column() -> Any:
-    """``12.3/290.0 MB`` for a stage that reads files; nothing for one that does not."""
+    """``12.3/290.0 MB`` for a stage that reads files, ``1,200/40,000 resamples`` for a
+    counted one; nothing for one that counts nothing."""
     from rich.progress import DownloadColumn, ProgressColumn, Task
     from rich.text import Text
 
@@ -184,7 +280,12 @@ def _bytes_column() -> Any:
             self._inner = DownloadColumn()
 
         def render(self, task: Task) -> Text:
-            return self._inner.render(task) if task.total else Text("")
+            if not task.total:
+                return Text("")
+            unit = task.fields.get("unit", "bytes")
+            if unit == "bytes":
+                return self._inner.render(task)
+            return Text(f"{int(task.completed):,}/{int(task.total):,} {unit}")
 
     return _Bytes()
 

@@ -14,18 +14,20 @@ import json
 from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any
 
 import typer
 from typer.core import TyperCommand
 
 from rankproof._errors import InputError
 from rankproof.cli._app import EXIT_FAILED, app, err_console, error_boundary, print_note, readable
+from rankproof.cli._capped import memory_cap_option, parse_size
 from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption, engine_from
 from rankproof.cli._evidence import sidecar_outputs, stream_text, write_reports
 from rankproof.cli._history import history_option, record
 from rankproof.cli._many import evaluate_run_files
 from rankproof.cli._outputs import force_option, guard_outputs
+from rankproof.cli._partitioned_runs import partitions_option
 from rankproof.cli._progress import quiet_option, stages
 from rankproof.cli._runs import (
     DedupeChoice,
@@ -45,11 +47,23 @@ from rankproof.cli._runs import (
     subtopics_option,
     topics_option,
 )
+from rankproof.cli._stat_options import (
+    CorrectionChoice,
+    PairsChoice,
+    TestChoice,
+    alpha_option,
+    confidence_option,
+    correction_option,
+    pairs_option,
+    resamples_option,
+    seed_option,
+    stat_settings,
+    test_option,
+)
 from rankproof.comparison import (
     Comparison,
     Evidence,
     EvidenceSidecar,
-    Pairs,
     collect_evidence,
     compare_tables,
     judged_measure,
@@ -58,7 +72,6 @@ from rankproof.comparison import (
 from rankproof.measures import resolve_measures
 from rankproof.report.compare import comparison_markdown, comparison_tables
 from rankproof.report.console import make_console, plain, print_table
-from rankproof.stats import CORRECTIONS, TESTS
 
 FORMATS = ("table", "json", "md", "latex")
 """Output formats: Rich tables, the comparison as JSON, GitHub-flavoured Markdown, a LaTeX
@@ -67,15 +80,9 @@ LATEX_STYLE_NAMES = ("wide", "long")
 """``rankproof.report.latex.LATEX_STYLES``, spelled here so that ``--help`` imports nothing."""
 
 if TYPE_CHECKING:
-    TestChoice = str
-    CorrectionChoice = str
-    PairsChoice = str
     CompareFormat = str
     LatexStyle = str
 else:
-    TestChoice = choices("TestChoice", TESTS)
-    CorrectionChoice = choices("CorrectionChoice", CORRECTIONS)
-    PairsChoice = choices("PairsChoice", get_args(Pairs))
     CompareFormat = choices("CompareFormat", FORMATS)
     LatexStyle = choices("LatexStyle", LATEX_STYLE_NAMES)
 
@@ -185,18 +192,13 @@ def compare(
         None, "-m", "--measure", metavar="MEASURE",
         help="Measure(s) to compare (default nDCG@10 RR@10 AP R@100 P@10); trec_eval names "
              "and sets (official, all_trec) too. Repeatable."),
-    test: TestChoice = typer.Option("randomization", "--test",
-                                    help="Paired test (randomization is the default and "
-                                         "recommended)."),
-    alpha: float = typer.Option(0.05, "--alpha", help="Family-wise significance level."),
-    correction: CorrectionChoice = typer.Option("holm", "--correction",
-                                                help="Multiple-comparison correction."),
-    resamples: int = typer.Option(10_000, "--resamples", metavar="N",
-                                  help="Resamples for randomization and bootstrap."),
-    seed: int = typer.Option(0, "--seed", help="Seed of every random procedure (recorded)."),
-    pairs: PairsChoice = typer.Option("baseline", "--pairs",
-                                      help="baseline: candidates vs baseline; all: every pair "
-                                           "(randomized Tukey HSD)."),
+    test: TestChoice = test_option(),
+    alpha: float = alpha_option(),
+    correction: CorrectionChoice = correction_option(),
+    resamples: int = resamples_option(),
+    seed: int = seed_option(),
+    confidence: float = confidence_option(),
+    pairs: PairsChoice = pairs_option(),
     fmt: CompareFormat = typer.Option("table", "--format", "-f", help="Output format."),
     detail: bool = typer.Option(
         False, "--detail",
@@ -232,8 +234,10 @@ def compare(
     engine: EngineOption = "local",
     address: AddressOption = None,
     workers: WorkersOption = None,
+    partitions: int | None = partitions_option(),
     history: str | None = history_option(),
     quiet: bool = quiet_option(),
+    memory_cap: str | None = memory_cap_option(),
 ) -> None:
     """Is each candidate better, worse, or not detectably different from the baseline?"""
     if history is not None and output is None:
@@ -241,8 +245,10 @@ def compare(
     guard_outputs([(output, "rankproof.comparison"), *sidecar_outputs([output])],
                   [qrels, baseline, *candidates, queries], force=force)
     check_diversity(measures, subtopics)
+    settings = stat_settings(test, alpha, correction, resamples, seed, confidence, pairs)
     texts = read_queries(queries) if queries is not None else None
     ms = resolve_measures(measures or None)
+    cap = None if memory_cap is None else parse_size(memory_cap)
     # Evidence is kept in proportion to what is shown: only the JSON (a file or standard
     # output) carries it, so a table or Markdown on the terminal collects none.
     if output is None and str(fmt) != "json":
@@ -259,16 +265,18 @@ def compare(
                 (*ms, *dict.fromkeys(judged_measure(m) for m in ms)), executor=executor,
                 names=names, dedupe=dedupe, allow_extra_columns=allow_extra_columns,
                 subtopics=subtopics, rel_level=rel_level, topics=str(topics),
-                order=str(order), evidence_depth=evidence_depth)
+                order=str(order), evidence_depth=evidence_depth, partitions=partitions,
+                memory_cap=cap, held_tables=True)
+        for done in evaluated:
+            if done.streamed is not None:
+                print_note(done.streamed, about=done.per_query.run_name)
         tables = {r.per_query.run_name: r.per_query for r in evaluated}
-        with bar.stage(f"comparing {len(tables)} runs x {len(ms)} measure(s), {test} test, "
-                       f"up to {resamples:,} resamples per row"):
+        with bar.counting(f"comparing {len(tables)} runs x {len(ms)} measure(s), {test} test, "
+                          f"up to {resamples:,} resamples per row", "resamples") as tick:
             result = compare_tables(
-                q, tables, ms, baseline=evaluated[0].per_query.run_name,
-                test=str(test), alpha=alpha, correction=str(correction),  # type: ignore[arg-type]
-                pairs=str(pairs), resamples=resamples, seed=seed,  # type: ignore[arg-type]
+                q, tables, ms, baseline=evaluated[0].per_query.run_name, stats=settings,
                 rel_level=rel_level, topics=str(topics),  # type: ignore[arg-type]
-            )
+                progress=tick)
     if evidence_depth > 0:
         evidence = dataclasses.replace(
             collect_evidence(q, {}, k=evidence_depth, queries=texts, rel_level=rel_level,
@@ -317,16 +325,13 @@ def compare_stages(
         None, "-m", "--measure", metavar="MEASURE",
         help="Measure(s) to compare, among those the report stored (default: all). "
              "Repeatable."),
-    test: TestChoice | None = typer.Option(None, "--test",
-                                           help="Paired test (default: the report's)."),
-    alpha: float | None = typer.Option(None, "--alpha",
-                                       help="Family-wise significance level (default: the "
-                                            "report's)."),
-    correction: CorrectionChoice | None = typer.Option(
-        None, "--correction", help="Multiple-comparison correction (default: the report's)."),
-    resamples: int | None = typer.Option(None, "--resamples", metavar="N",
-                                         help="Resamples (default: the report's)."),
-    seed: int | None = typer.Option(None, "--seed", help="Seed (default: the report's)."),
+    test: TestChoice | None = test_option(None, "Paired test (default: the report's)."),
+    alpha: float | None = alpha_option(None, "Family-wise significance level (default: the "
+                                             "report's)."),
+    correction: CorrectionChoice | None = correction_option(
+        None, "Multiple-comparison correction (default: the report's)."),
+    resamples: int | None = resamples_option(None, "Resamples (default: the report's)."),
+    seed: int | None = seed_option(None, "Seed (default: the report's)."),
     fmt: CompareFormat = typer.Option("table", "--format", "-f", help="Output format."),
     output: Path | None = typer.Option(None, "--json", "-o", "--output", metavar="PATH",
                                        help="Also write the comparison as JSON here. - is "

@@ -27,7 +27,9 @@ from rankproof.cli._app import EXIT_FAILED, app, error_boundary, print_note, rea
 from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption, engine_from
 from rankproof.cli._history import history_option, record
 from rankproof.cli._outputs import force_option, guard_outputs
+from rankproof.cli._progress import quiet_option, stages
 from rankproof.cli._runs import choices, write_output
+from rankproof.cli._stat_options import seed_option
 from rankproof.discovery import (
     DFLT_CURVE_MODE,
     DFLT_DISTRACTOR_SIZES,
@@ -212,6 +214,7 @@ def discover(
     address: AddressOption = None,
     workers: WorkersOption = None,
     history: str | None = history_option(),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Is the right capability found first, low, or not at all — and is "nothing applies" said?"""
     if catalog is not None and retriever is not None:
@@ -254,7 +257,9 @@ def discover(
         threshold = None if stored is None else _finite(stored.min_score)
     if threshold is None and calibration is not None:
         threshold = _finite(calibration.min_score)
-    report = evaluate_discovery(searcher, loaded, primary_k=k, abstain_threshold=threshold)
+    with stages(quiet) as bar, bar.stage(f"searching and scoring {len(loaded):,} case(s)"):
+        report = evaluate_discovery(searcher, loaded, primary_k=k,
+                                    abstain_threshold=threshold)
     sections += discovery_section(report)
     if calibration is not None:
         sections += calibration_section(calibration)
@@ -264,18 +269,21 @@ def discover(
     swept = drawn = None
     engine_info: dict[str, Any] | None = None
     if sweep or curve:  # the sweep's cells and the curve's sizes are the engine's tasks
-        with engine_from(engine, address, workers) as executor:
+        with engine_from(engine, address, workers) as executor, stages(quiet) as bar:
             engine_info = executor.describe()
             if sweep:
-                swept = sweep_selector(searcher, loaded, k=k, min_score_grid=floors,
-                                       executor=executor)
+                with bar.stage(f"sweeping the selector's knobs over {len(loaded):,} case(s)"):
+                    swept = sweep_selector(searcher, loaded, k=k, min_score_grid=floors,
+                                           executor=executor)
             if curve:
                 assert cat is not None
-                drawn = distractor_curve_from_cases(
-                    cat, loaded, mode=str(curve_mode), trials=trials, seed=seed,
-                    sizes=DFLT_DISTRACTOR_SIZES,
-                    embedder=_embedder(str(embedder), str(curve_mode), embed_model),
-                    executor=executor)
+                with bar.stage(f"distractor curve: {len(DFLT_DISTRACTOR_SIZES)} sizes x "
+                               f"{trials} trial(s)"):
+                    drawn = distractor_curve_from_cases(
+                        cat, loaded, mode=str(curve_mode), trials=trials, seed=seed,
+                        sizes=DFLT_DISTRACTOR_SIZES,
+                        embedder=_embedder(str(embedder), str(curve_mode), embed_model),
+                        executor=executor)
     if swept is not None:
         sections += sweep_section(swept)
     if drawn is not None:
@@ -320,7 +328,7 @@ def discover_compare(
         None, "--observed-floor", metavar="SCORE",
         help="Derive distractors from observed scores at or above this floor (default: only "
              "those the labels mark is_distractor)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the paired test (recorded)."),
+    seed: int = seed_option(help="Seed of the paired test (recorded)."),
     fmt: FormatChoice = typer.Option("table", "--format", "-f", help="Output format."),
     output: Path | None = typer.Option(None, "-o", "--output", "--json", metavar="PATH",
                                        help="Also write the JSON document here."),

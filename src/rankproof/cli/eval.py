@@ -3,20 +3,11 @@
 from __future__ import annotations
 
 import typing
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.table import Table
 
 from rankproof.cli._app import app, err_console, error_boundary
@@ -25,7 +16,19 @@ from rankproof.cli._evidence import sidecar_outputs, write_reports
 from rankproof.cli._history import history_option, record
 from rankproof.cli._html_report import html_destination, html_option, write_html
 from rankproof.cli._outputs import force_option, guard_outputs
+from rankproof.cli._progress import quiet_option
+from rankproof.cli._progress import stages as shown_stages
 from rankproof.cli._runs import choices
+from rankproof.cli._stat_options import (
+    CorrectionChoice,
+    TestChoice,
+    alpha_option,
+    confidence_option,
+    correction_option,
+    resamples_option,
+    seed_option,
+    test_option,
+)
 from rankproof.comparison import Evidence, EvidenceSidecar
 from rankproof.corpus import COLLECTIONS, DOCUMENT_SUFFIXES, find_adaptation
 from rankproof.data import IRDS_PREFIX, is_irds
@@ -151,29 +154,6 @@ def _plan(inputs: EvalInputs, config: EvalConfig, outputs: list[Path], warmup: i
     return table
 
 
-@contextmanager
-def _progress(quiet: bool, steps: int) -> Iterator[Callable[[str], None]]:
-    """A progress bar over the experiment's steps (index and search per stage, then the
-    statistics), on a terminal only; ``--quiet`` or a pipe gets nothing."""
-    if quiet or not err_console.is_terminal:
-        yield lambda _msg: None
-        return
-    columns = (SpinnerColumn(), TextColumn("{task.description:<40}", markup=False), BarColumn(),
-               MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=err_console, transient=True) as bar:
-        task = bar.add_task("starting", total=steps)
-        started = False
-
-        def say(msg: str) -> None:
-            nonlocal started
-            if started:
-                bar.advance(task)
-            started = True
-            bar.update(task, description=msg)
-
-        yield say
-
-
 def _outputs(output: Path | None) -> list[Path]:
     """Where the report goes: always `DEFAULT_OUTPUT`, and ``-o`` when it names another file."""
     outputs = [DEFAULT_OUTPUT]
@@ -242,12 +222,20 @@ def _synthesized(report: EvalReport, inputs: EvalInputs, synth: Synthesis,
 
     provider, settings, judge, references = synth
     passages = synthesis_passages(inputs, report, settings.k)
-    with _progress(quiet, len(passages.rows)) as say:
+    planned = len(passages.rows)
+    # One answer per query: the synthesizer names each query as it is answered.
+    with shown_stages(quiet) as bar, bar.counting(f"synthesizing answers from {passages.stage}",
+                                            "answers") as tick:
+        answered = [0]
+
+        def one_more(_qid: str) -> None:
+            answered[0] += 1
+            tick(answered[0], planned)
+
         result = synthesize([SynthesisQuery.of(*row) for row in passages.rows], provider,
                             settings, references=references, qrels=inputs.qrels, judge=judge,
                             stage=passages.stage,
-                            selected_by=passages.selected_by,
-                            progress=lambda qid: say(f"synthesizing {qid}"))
+                            selected_by=passages.selected_by, progress=one_more)
     return report.model_copy(update={"synthesis": result.to_dict(),
                                      "caveats": [*report.caveats, *result.caveats]})
 
@@ -303,7 +291,7 @@ def eval_command(
              "approximate, with its recall@k against exact search measured and reported."),
     rerank_model: Path | None = typer.Option(None, "--rerank-model", metavar="DIR",
                                              help="Local cross-encoder directory for rerank."),
-    resamples: int = typer.Option(10_000, "--resamples", metavar="N"),
+    resamples: int = resamples_option(),
     warmup: int = typer.Option(
         8, "--warmup", metavar="N", min=0,
         help="Search the first N queries, untimed, before timing each stage (0: no warm-up); "
@@ -312,8 +300,14 @@ def eval_command(
         1, "--threads", metavar="N", min=0,
         help="torch's intra-op threads while stages are timed one query at a time "
              "(0: torch's own setting); recorded with the latencies and the machine load."),
-    seed: int = typer.Option(0, "--seed"),
-    alpha: float = typer.Option(0.05, "--alpha"),
+    seed: int = seed_option(),
+    test: TestChoice = test_option(),
+    alpha: float = alpha_option(help="Family-wise significance level of the stages' "
+                                     "comparison."),
+    correction: CorrectionChoice = correction_option(),
+    abstention_confidence: float = confidence_option(
+        help="Confidence level of each stage's abstention-AUROC interval.",
+        flag="--abstention-confidence"),
     evidence_depth: int = typer.Option(
         10, "--evidence-depth", metavar="N",
         help="Keep each stage's first N results per query in the report, with the query text "
@@ -324,7 +318,7 @@ def eval_command(
                                             f"{DEFAULT_OUTPUT}); - is standard output."),
     html_out: Path | None = html_option(),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and do nothing else."),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress display."),
+    quiet: bool = quiet_option(),
     fmt: EvalFormat = typer.Option("table", "--format", "-f", help="Output format."),
     detail: bool = typer.Option(False, "--detail",
                                 help="List every verdict row (the rows with no detectable "
@@ -378,7 +372,9 @@ def eval_command(
         chunk_size=chunk_size, overlap=overlap, embedder=str(embedder),  # type: ignore[arg-type]
         embed_model=embed_model, dense_index=str(dense_index),
         rerank_model=str(rerank_model) if rerank_model else None,
-        resamples=resamples, seed=seed, alpha=alpha, evidence_depth=evidence_depth,
+        resamples=resamples, seed=seed, test=str(test), alpha=alpha,
+        correction=str(correction), abstention_confidence=abstention_confidence,
+        evidence_depth=evidence_depth,
     )
     config.check()
     synth = _synthesis_setup(synthesis, synthesis_k, synthesis_prompt, judge, echo_check,
@@ -390,10 +386,13 @@ def eval_command(
         print_table(console, _plan(inputs, config, [*outputs, *([html_out] if html_out else [])],
                                    warmup, threads, synth))
         return
-    with engine_from(engine, address, workers) as executor, \
-            _progress(quiet, 2 * len(config.stages) + 1) as say:
-        report, comparison = run_experiment(inputs, config, progress=say, warmup=warmup,
-                                            threads=threads or None, executor=executor)
+    # Each phase (indexing, searching per stage; evaluating) a stage of its own, and the
+    # comparison's resamples counted.
+    with engine_from(engine, address, workers) as executor, shown_stages(quiet) as bar, \
+            bar.steps() as say:
+        report, comparison = run_experiment(
+            inputs, config, progress=say, warmup=warmup, threads=threads or None,
+            executor=executor, resampling=say.counter("comparing the stages", "resamples"))
     if synth is not None:
         report = _synthesized(report, inputs, synth, quiet)
     report = report.stamped(inputs=_input_files(corpus, judgments or (adapted[1] if adapted

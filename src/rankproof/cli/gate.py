@@ -35,6 +35,14 @@ from rankproof.cli._history import (
 )
 from rankproof.cli._outputs import STDIN, force_option, guard_outputs
 from rankproof.cli._runs import choices
+from rankproof.cli._stat_options import (
+    CorrectionChoice,
+    TestChoice,
+    correction_option,
+    resamples_option,
+    seed_option,
+    test_option,
+)
 from rankproof.gate import (
     DEFAULT_DIR,
     GateVerdict,
@@ -48,6 +56,7 @@ from rankproof.gate import (
 from rankproof.report.console import make_console, plain, print_table
 from rankproof.report.gate import verdict_lines, verdict_markdown, verdict_table
 from rankproof.report.junit import verdict_junit
+from rankproof.stats import DEFAULT_CORRECTION, DEFAULT_RESAMPLES, DEFAULT_SEED, DEFAULT_TEST
 
 DEFAULT_REPORT = Path("evals/results/latest.json")
 FORMATS = ("table", "json", "md", "junit")
@@ -184,6 +193,17 @@ def gate_command(
                                          help="Write the verdict as JSON here."),
     fmt: GateFormat = typer.Option("table", "--format", "-f",
                                    help="What to print on standard output."),
+    test: TestChoice | None = test_option(
+        None, "Paired test of the baseline checks (default: the checks file's test:, else "
+              f"{DEFAULT_TEST})."),
+    correction: CorrectionChoice | None = correction_option(
+        None, "Correction across the baseline checks (default: the checks file's "
+              f"correction:, else {DEFAULT_CORRECTION})."),
+    resamples: int | None = resamples_option(
+        None, "Resamples of the baseline checks (default: the checks file's resamples:, else "
+              f"{DEFAULT_RESAMPLES})."),
+    seed: int | None = seed_option(None, "Seed of the baseline checks (default: the checks "
+                                         f"file's seed:, else {DEFAULT_SEED})."),
     force: bool = force_option(),
     history: str | None = history_option(
         "Record the verdict written by --json in the results history, and read a "
@@ -212,7 +232,7 @@ def gate_command(
     resume: bool = typer.Option(False, "--resume",
                                 help="Continue an interrupted --target run from its checkpoint "
                                      "(in the rankproof cache folder) instead of refusing it."),
-    quiet: bool = typer.Option(False, "--quiet",
+    quiet: bool = typer.Option(False, "--quiet", "--no-progress",
                                help="No progress on standard error."),
     engine: EngineOption = "local",
     address: AddressOption = None,
@@ -256,6 +276,9 @@ def gate_command(
     else:
         result = load_result(report or DEFAULT_REPORT, stage)
         spec = load_checks(checks, known_case_ids=result.case_ids)
+    spec = spec.with_stats(test=None if test is None else str(test),
+                           correction=None if correction is None else str(correction),
+                           resamples=resamples, seed=seed)
     base = None
     if baseline is not None:
         base = load_baseline_input(baseline, baseline_dir, stage=baseline_stage)

@@ -21,8 +21,17 @@ from rankproof.cli._app import app, error_boundary, print_note
 from rankproof.cli._history import branch_default, store_option, store_url
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._runs import choices
+from rankproof.cli._stat_options import (
+    CorrectionChoice,
+    TestChoice,
+    alpha_option,
+    correction_option,
+    resamples_option,
+    seed_option,
+    stat_settings,
+    test_option,
+)
 from rankproof.report.console import make_console, plain, print_table
-from rankproof.stats import CORRECTIONS, TESTS
 
 history_app = typer.Typer(
     name="history", no_args_is_help=True,
@@ -32,13 +41,9 @@ app.add_typer(history_app, name="history")
 if TYPE_CHECKING:
     ListFormat = str
     ExportFormat = str
-    TestChoice = str
-    CorrectionChoice = str
 else:
     ListFormat = choices("HistoryFormat", ("table", "json"))
     ExportFormat = choices("HistoryExport", ("parquet", "csv", "jsonl"))
-    TestChoice = choices("HistoryTest", TESTS)
-    CorrectionChoice = choices("HistoryCorrection", CORRECTIONS)
 
 _LIST_COLUMNS = ("id", "kind", "created", "commit", "branch", "dirty", "runs", "measures")
 
@@ -160,8 +165,7 @@ def show_command(
 
 def _stats(test: Any, alpha: float, correction: Any, resamples: int, seed: int
            ) -> dict[str, Any]:
-    return {"test": str(test), "alpha": alpha, "correction": str(correction),
-            "resamples": resamples, "seed": seed}
+    return {"stats": stat_settings(test, alpha, correction, resamples, seed)}
 
 
 @history_app.command("trend")
@@ -176,12 +180,12 @@ def trend_command(
     output: Path | None = typer.Option(None, "--output", "-o", metavar="FIG",
                                        help="Also write the figure (SVG) here."),
     fmt: ListFormat = typer.Option("table", "--format", "-f", help="Output format."),
-    test: TestChoice = typer.Option("randomization", "--test", help="Paired test per step."),
-    alpha: float = typer.Option(0.05, "--alpha", help="Family-wise level across the trend."),
-    correction: CorrectionChoice = typer.Option("holm", "--correction",
-                                                help="Correction across the trend's steps."),
-    resamples: int = typer.Option(10_000, "--resamples", metavar="N"),
-    seed: int = typer.Option(0, "--seed"),
+    test: TestChoice = test_option(help="Paired test per step."),
+    alpha: float = alpha_option(help="Family-wise level across the trend."),
+    correction: CorrectionChoice = correction_option(help="Correction across the trend's "
+                                                          "steps."),
+    resamples: int = resamples_option(),
+    seed: int = seed_option(),
     force: bool = force_option(),
     history: str | None = store_option(),
 ) -> None:
@@ -252,11 +256,11 @@ def compare_command(
     other_run: str | None = typer.Option(None, "--run2", metavar="NAME",
                                          help="ID2's run, when it differs from --run."),
     fmt: ListFormat = typer.Option("table", "--format", "-f", help="Output format."),
-    test: TestChoice = typer.Option("randomization", "--test"),
-    alpha: float = typer.Option(0.05, "--alpha"),
-    correction: CorrectionChoice = typer.Option("holm", "--correction"),
-    resamples: int = typer.Option(10_000, "--resamples", metavar="N"),
-    seed: int = typer.Option(0, "--seed"),
+    test: TestChoice = test_option(),
+    alpha: float = alpha_option(),
+    correction: CorrectionChoice = correction_option(),
+    resamples: int = resamples_option(),
+    seed: int = seed_option(),
     history: str | None = store_option(),
 ) -> None:
     """A paired comparison of two stored results over the queries they share."""

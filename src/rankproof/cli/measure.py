@@ -15,6 +15,7 @@ from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption, en
 from rankproof.cli._history import history_option, record
 from rankproof.cli._many import evaluate_run_files, trec_eval_limited
 from rankproof.cli._outputs import force_option, guard_outputs
+from rankproof.cli._partitioned_runs import partitions_option
 from rankproof.cli._progress import quiet_option, stages
 from rankproof.cli._runs import (
     DedupeChoice,
@@ -231,6 +232,7 @@ def measure(
     engine: EngineOption = "local",
     address: AddressOption = None,
     workers: WorkersOption = None,
+    partitions: int | None = partitions_option(),
     memory_cap: str | None = memory_cap_option(),
     history: str | None = history_option(),
     quiet: bool = quiet_option(),
@@ -266,7 +268,8 @@ def measure(
                 qrels, runs, selected, executor=executor, names=names, dedupe=dedupe,
                 allow_extra_columns=allow_extra_columns, subtopics=subtopics,
                 rel_level=rel_level, topics=str(topics), order=str(order),
-                max_retrieved=max_retrieved, judged_only=judged_only, memory_cap=cap)
+                max_retrieved=max_retrieved, judged_only=judged_only, memory_cap=cap,
+                partitions=partitions)
         computed = [r.per_query for r in evaluated]
         for done in evaluated:
             if done.streamed is not None:

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from rankproof._errors import InputError
 from rankproof.cli._app import app, error_boundary
+from rankproof.cli._stat_options import alpha_option, seed_option
 from rankproof.comparison import ComparisonRow, rows_from_document, select_row
 from rankproof.data import read_document, validate_model
 from rankproof.report.console import make_console, print_table
@@ -72,13 +73,13 @@ def power(
                                          help="With --pilot: which candidate's differences."),
     measure: str | None = typer.Option(None, "-m", "--measure",
                                        help="With --pilot: which measure's differences."),
-    alpha: float = typer.Option(0.05, "--alpha"),
+    alpha: float = alpha_option(help="Two-sided level of the test whose power is computed."),
     target: float = typer.Option(0.8, "--power", help="Target power for 'queries needed'."),
     method: PowerMethod = typer.Option(PowerMethod.normal, "--method",
                                        help="normal approximation, or simulation by "
                                             "resampling the pilot deltas (--pilot only)."),
     simulations: int = typer.Option(1000, "--simulations"),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = seed_option(),
     fmt: PowerFormat = typer.Option(PowerFormat.table, "--format", "-f", metavar="table|json",
                                     help="A table, or the detection table as JSON."),
     as_json: bool = typer.Option(False, "--json", hidden=True,

@@ -13,7 +13,9 @@ from rankproof.cli._app import EXIT_FAILED, app, error_boundary, print_note
 from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption, engine_from
 from rankproof.cli._history import history_option, record
 from rankproof.cli._outputs import force_option, guard_outputs
+from rankproof.cli._progress import quiet_option, stages
 from rankproof.cli._runs import choices, write_output
+from rankproof.cli._stat_options import alpha_option, resamples_option, seed_option
 from rankproof.report.console import make_console, plain, print_table
 
 FORMATS = ("table", "json", "md")
@@ -117,6 +119,7 @@ def score(
     engine: EngineOption = "local",
     address: AddressOption = None,
     workers: WorkersOption = None,
+    quiet: bool = quiet_option(),
 ) -> None:
     """Score one answer file: answer metrics, grounding, citations, the triad (per case)."""
     from rankproof.rag import (
@@ -153,19 +156,24 @@ def score(
         print_note("no --references: the answer metrics (exact match, token-F1, ROUGE-L, BLEU) "
               "are left out")
     engine_info = None
-    if the_judge is None:
-        report = score_answers(arm, refs, qrels=_qrels(qrels), metrics=chosen,
-                               repeat=repeat, labels=human,
-                               strip_citations=not keep_citations)
-    else:  # the judge's calls are the engine's tasks (they wait on its server: kind "io")
-        with engine_from(engine, address, workers) as executor:
-            engine_info = executor.describe()
-            report = score_answers(arm, refs, qrels=_qrels(qrels), metrics=chosen,
-                                   judge=the_judge, repeat=repeat, labels=human,
-                                   executor=executor, strip_citations=not keep_citations)
-    llm_summary = None
-    if llm is not None:
-        report, llm_summary = _llm_run(llm, report, arm, refs, metric_labels)
+    with stages(quiet) as bar:
+        if the_judge is None:
+            with bar.stage(f"scoring {len(arm.rows):,} answer(s)"):
+                report = score_answers(arm, refs, qrels=_qrels(qrels), metrics=chosen,
+                                       repeat=repeat, labels=human,
+                                       strip_citations=not keep_citations)
+        else:  # the judge's calls are the engine's tasks (they wait on its server: kind "io")
+            with engine_from(engine, address, workers) as executor, bar.stage(
+                    f"scoring {len(arm.rows):,} answer(s), with {len(arm.rows) * repeat:,} "
+                    "judge call(s)"):
+                engine_info = executor.describe()
+                report = score_answers(arm, refs, qrels=_qrels(qrels), metrics=chosen,
+                                       judge=the_judge, repeat=repeat, labels=human,
+                                       executor=executor, strip_citations=not keep_citations)
+        llm_summary = None
+        if llm is not None:
+            with bar.stage(f"LLM metrics over {len(arm.rows):,} answer(s)"):
+                report, llm_summary = _llm_run(llm, report, arm, refs, metric_labels)
     prov = _provenance(0, {"answers": answers, "references": references, "qrels": qrels,
                            "provider": provider_file, "llm_labels": llm_labels}, output)
     if engine_info is not None:
@@ -276,9 +284,9 @@ def compare(
     allow_arm_mismatch: bool = typer.Option(
         False, "--allow-arm-mismatch",
         help="Compare arms whose manifests differ in prompt, checkpoint or decoding (stamped)."),
-    alpha: float = typer.Option(0.05, "--alpha", help="Family-wise significance level."),
-    resamples: int = typer.Option(10_000, "--resamples", metavar="N", help="Resamples."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the randomization test (recorded)."),
+    alpha: float = alpha_option(),
+    resamples: int = resamples_option(help="Resamples."),
+    seed: int = seed_option(help="Seed of the randomization test (recorded)."),
     fmt: RagFormat = typer.Option("table", "--format", "-f", help="Output format."),
     output: Path | None = typer.Option(None, "-o", "--output", "--json", metavar="PATH",
                                        help="Also write the comparison as JSON here."),

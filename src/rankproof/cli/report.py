@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -20,6 +21,7 @@ from rankproof._errors import InputError
 from rankproof._io import commit_all
 from rankproof.cli._app import app, error_boundary, print_note
 from rankproof.cli._outputs import STDIN, force_option, guard_outputs
+from rankproof.cli._progress import Stages, quiet_option, stages
 
 
 def sources_path(latex: Path) -> Path:
@@ -77,6 +79,7 @@ def report_command(
     fmt: str | None = typer.Option(None, "-f", "--format", metavar="html|md|latex",
                                    help="The format of -o (default: from its suffix)."),
     force: bool = force_option(),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Render any rankproof JSON as one offline HTML file, Markdown or LaTeX."""
     if latex_style not in ("wide", "long"):
@@ -106,12 +109,30 @@ def report_command(
     from rankproof.report.document import read
     from rankproof.report.views import build
 
-    view = build(read(document))
+    with stages(quiet) as bar:
+        with bar.stage(f"reading {document.name}", files=[document]):
+            view = build(read(document))
+        rendered = _rendered(bar, view, document, html_out, md_out, latex_out, latex_style,
+                             detail, sidecar)
+    commit_all([(path, text) for _, path, text in rendered if str(path) != STDIN])
+    for label, path, text in rendered:
+        if str(path) == STDIN:
+            typer.echo(text, nl=not text.endswith("\n"))
+        else:
+            print_note(f"wrote {label}: {path}")
+
+
+def _rendered(bar: Stages, view: Any, document: Path, html_out: Path | None,
+              md_out: Path | None, latex_out: Path | None, latex_style: str, detail: bool,
+              sidecar: Path | None) -> list[tuple[str, Path, str]]:
+    """Every asked-for rendering of ``view`` as ``(label, path, text)``, each one a stage
+    of the progress display (the HTML's figures are most of the time)."""
     rendered: list[tuple[str, Path, str]] = []
     if html_out is not None:
         from rankproof.report.html import render_html
 
-        rendered.append(("HTML", html_out, render_html(view, detail=detail)))
+        with bar.stage("rendering the HTML and its figures"):
+            rendered.append(("HTML", html_out, render_html(view, detail=detail)))
     if md_out is not None:
         from rankproof.report.markdown import render_markdown
 
@@ -128,9 +149,4 @@ def report_command(
             command += ["--latex-style", latex_style] + (["--detail"] if detail else [])
             sources = latex_sources(view, command=command, output=latex_out.name)
             rendered.append(("sources", sidecar, json.dumps(sources, indent=2) + "\n"))
-    commit_all([(path, text) for _, path, text in rendered if str(path) != STDIN])
-    for label, path, text in rendered:
-        if str(path) == STDIN:
-            typer.echo(text, nl=not text.endswith("\n"))
-        else:
-            print_note(f"wrote {label}: {path}")
+    return rendered

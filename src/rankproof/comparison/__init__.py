@@ -17,6 +17,9 @@ rendering lives in `rankproof.report`.
 * `collect_evidence(qrels, runs)`: what a reader must see of the runs (`Evidence`: top
   ids, gold, query text), stored in comparisons and eval reports; `load_evidence` reads
   it back, inline or from a verified sidecar.
+* `summarise_null(result, differences)`: a row's null distribution as a bounded
+  `NullSummary` (histogram or reference curve) stored in the row, what a report's figure
+  draws, so the renderer computes nothing.
 * `sample_regressions(qids, baseline, candidate)`: a seeded sample of the queries that got
   worse, for a reviewer (`rankproof inspect`).
 """
@@ -40,6 +43,7 @@ from rankproof.comparison._evidence import (
     sidecar_name,
     split_evidence,
 )
+from rankproof.comparison._null import NULL_TESTS, NullSummary, summarise_null
 from rankproof.comparison._pairs import (
     Pairing,
     Pairs,
@@ -76,6 +80,7 @@ __all__ = [
     "JUDGED_DEFAULT_DEPTH",
     "MAX_EVIDENCE_DEPTH",
     "MAX_INLINE_EVIDENCE_IDS",
+    "NULL_TESTS",
     "REGRESSION_SAMPLE_SIZE",
     "SCHEMA_VERSION",
     "VERDICTS",
@@ -83,6 +88,7 @@ __all__ = [
     "ComparisonRow",
     "Evidence",
     "EvidenceSidecar",
+    "NullSummary",
     "Pairing",
     "Pairs",
     "Regressions",
@@ -108,5 +114,6 @@ __all__ = [
     "select_row",
     "sidecar_name",
     "split_evidence",
+    "summarise_null",
     "verdict",
 ]

@@ -24,11 +24,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rankproof._errors import InputError, PairingError
-from rankproof.comparison._pairs import Pairs, compare_scores, family_cost
+from rankproof.comparison._pairs import compare_scores, trusted_family_cost
 from rankproof.comparison._row import Comparison
 from rankproof.data import Order, Qrels, Run, as_qrels, as_run
 from rankproof.measures import Measure, PerQuery, TopicPolicy, evaluate, resolve_measures
-from rankproof.stats import TestName
+from rankproof.stats import ProgressCallback, StatSettings
 
 Topics = TopicPolicy
 JUDGED_FLOOR = 0.9
@@ -78,17 +78,12 @@ def compare(
     measures: Iterable[str | Measure] | str | Measure | None = None,
     *,
     baseline: str | None = None,
-    test: TestName = "randomization",
-    alpha: float = 0.05,
-    correction: str = "holm",
-    pairs: Pairs = "baseline",
-    resamples: int = 10_000,
-    seed: int = 0,
-    confidence_level: float = 0.95,
+    stats: StatSettings | None = None,
     rel_level: int = 1,
     topics: Topics = "complete",
     complete_judgments: bool = False,
     order: Order = "score",
+    progress: ProgressCallback | None = None,
 ) -> Comparison:
     """Compare runs on the same qrels; see the module docstring for the rules.
 
@@ -97,7 +92,10 @@ def compare(
     rel}}`` dict, a DataFrame); ``runs`` is a mapping of names to runs (a
     `Run` or anything `rankproof.data.as_run` reads), or a sequence of
     `Run` objects with unique names.
-    ``baseline`` defaults to the first run. ``pairs="baseline"`` compares
+    ``baseline`` defaults to the first run. ``stats`` holds the test, α, correction,
+    resamples, seed, confidence level and pairs (`rankproof.stats.StatSettings`,
+    validated when it is made; the defaults when None):
+    ``StatSettings(test="t", resamples=2000)``. ``pairs="baseline"`` compares
     each candidate with the baseline (corrected together by ``correction``:
     "holm", "bh", "bonferroni" or "none"); ``pairs="all"`` compares every
     pair, with randomized Tukey HSD p-values (which already control the
@@ -106,7 +104,9 @@ def compare(
     non-relevant (quote-anchored judgments over a closed corpus are complete
     by construction), which turns off the unjudged-hole caveat; the choice
     is recorded in the result. ``order`` ranks each run as `rankproof.evaluate`
-    does: by score (trec_eval) or by the run's rank column.
+    does: by score (trec_eval) or by the run's rank column. ``progress`` is told the
+    resamples done of those planned (`rankproof.stats.ProgressCallback`); it changes no
+    number.
     """
     if _swapped(qrels, runs):
         raise InputError("compare(qrels, runs, ...) takes the qrels first, as evaluate and "
@@ -114,29 +114,30 @@ def compare(
     qrels = as_qrels(qrels)
     named = _name_runs(runs)
     ms = resolve_measures(measures)
-    _check_cost(qrels, list(named), ms, baseline=baseline, test=test, pairs=pairs,
-                resamples=resamples, topics=topics)
+    settings = StatSettings() if stats is None else stats
+    _check_cost(qrels, list(named), ms, baseline=baseline, stats=settings, topics=topics)
     judged_ms = tuple(dict.fromkeys(judged_measure(m) for m in ms))
     tables = {name: evaluate(qrels, run, (*ms, *judged_ms), rel_level=rel_level, topics=topics,
                              order=order)
               for name, run in named.items()}
     return compare_tables(
-        qrels, tables, ms, baseline=baseline, test=test, alpha=alpha, correction=correction,
-        pairs=pairs, resamples=resamples, seed=seed, confidence_level=confidence_level,
-        rel_level=rel_level, topics=topics, complete_judgments=complete_judgments)
+        qrels, tables, ms, baseline=baseline, stats=settings, rel_level=rel_level,
+        topics=topics, complete_judgments=complete_judgments,
+        progress=progress)
 
 
 def _check_cost(qrels: Qrels, names: list[str], ms: Sequence[Measure], *, baseline: str | None,
-                test: TestName, pairs: Pairs, resamples: int, topics: Topics) -> None:
+                stats: StatSettings, topics: Topics) -> None:
     """Refuse an unknown baseline, or resampling that would cost too much, before any run is
     evaluated (the cost check runs again on the evaluated scores)."""
     if baseline is not None and baseline not in names:
         raise InputError(f"baseline {baseline!r} is not one of the runs: {', '.join(names)}")
     # With topics="complete" the qrels' topics are exactly the ids of every row.
     n = len(qrels.topics) if topics == "complete" else 1
-    couples = (len(names) - 1 if pairs == "baseline" else len(names) * (len(names) - 1) // 2)
-    family_cost([n] * couples * len(ms), test=test, resamples=resamples,
-                tukey=[(n, len(names))] * len(ms) if pairs == "all" else ())
+    all_pairs = stats.pairs == "all"
+    couples = len(names) * (len(names) - 1) // 2 if all_pairs else len(names) - 1
+    trusted_family_cost([n] * couples * len(ms), stats.test, stats.resamples,
+                        tukey=[(n, len(names))] * len(ms) if all_pairs else ())
 
 
 def compare_tables(
@@ -145,16 +146,11 @@ def compare_tables(
     measures: Iterable[str | Measure] | str | Measure | None = None,
     *,
     baseline: str | None = None,
-    test: TestName = "randomization",
-    alpha: float = 0.05,
-    correction: str = "holm",
-    pairs: Pairs = "baseline",
-    resamples: int = 10_000,
-    seed: int = 0,
-    confidence_level: float = 0.95,
+    stats: StatSettings | None = None,
     rel_level: int = 1,
     topics: Topics = "complete",
     complete_judgments: bool = False,
+    progress: ProgressCallback | None = None,
 ) -> Comparison:
     """`compare`'s second half: the runs were already evaluated against ``qrels``, each
     into one `PerQuery` holding ``measures`` and their `judged_measure` columns, with
@@ -167,14 +163,13 @@ def compare_tables(
         raise InputError("compare_tables takes a mapping {system: PerQuery} of at least two "
                          "systems")
     ms = resolve_measures(measures)
-    _check_cost(qrels, list(tables), ms, baseline=baseline, test=test, pairs=pairs,
-                resamples=resamples, topics=topics)
+    settings = StatSettings() if stats is None else stats
+    _check_cost(qrels, list(tables), ms, baseline=baseline, stats=settings, topics=topics)
     try:
         result = compare_evaluated(
-            tables, ms, baseline=baseline, test=test, alpha=alpha, correction=correction,
-            pairs=pairs, resamples=resamples, seed=seed, confidence_level=confidence_level,
+            tables, ms, baseline=baseline, stats=settings,
             positives_only=not bool((qrels.rels <= 0).any()),
-            complete_judgments=complete_judgments)
+            complete_judgments=complete_judgments, progress=progress)
     except PairingError as exc:
         raise PairingError(f"{exc} (topics={topics!r}); use topics='complete' to score "
                            "missing topics 0", only_left=exc.only_left,
@@ -187,15 +182,10 @@ def compare_evaluated(
     measures: Iterable[str | Measure] | str | Measure | None = None,
     *,
     baseline: str | None = None,
-    test: TestName = "randomization",
-    alpha: float = 0.05,
-    correction: str = "holm",
-    pairs: Pairs = "baseline",
-    resamples: int = 10_000,
-    seed: int = 0,
-    confidence_level: float = 0.95,
+    stats: StatSettings | None = None,
     positives_only: bool = False,
     complete_judgments: bool = False,
+    progress: ProgressCallback | None = None,
 ) -> Comparison:
     """`compare` from already evaluated per-query tables (one `PerQuery` per system).
 
@@ -208,11 +198,11 @@ def compare_evaluated(
                                                   for t in tables.values()):
         raise InputError("compare_evaluated takes a mapping {system: PerQuery}")
     ms = resolve_measures(measures)
+    settings = StatSettings() if stats is None else stats
     scores = {name: {str(m): pq.scores(m) for m in ms} for name, pq in tables.items()}
     result = compare_scores(scores, baseline=baseline,
                             higher_is_better={str(m): m.higher_is_better for m in ms},
-                            test=test, alpha=alpha, correction=correction, pairs=pairs,
-                            resamples=resamples, seed=seed, confidence_level=confidence_level)
+                            stats=settings, progress=progress)
     judged_ms = tuple(dict.fromkeys(judged_measure(m) for m in ms))
     have_judged = all(str(j) in map(str, pq.measures) for pq in tables.values()
                       for j in judged_ms)
@@ -228,7 +218,7 @@ def compare_evaluated(
         caveats.append("the qrels list only relevant documents, so how many retrieved documents "
                        "were ever judged cannot be checked; unlisted documents count as "
                        "non-relevant")
-    if pairs == "all" and len(ms) > 1:
+    if settings.pairs == "all" and len(ms) > 1:
         caveats.append(f"Tukey HSD controls the error rate within each measure; {len(ms)} measures "
                        "were tested, so read cross-measure patterns with care")
     for name, pq in tables.items():

@@ -15,20 +15,24 @@ import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
 from rankproof._errors import ConfigError, InputError, PairingError
+from rankproof.comparison._null import summarise_null
 from rankproof.comparison._row import Comparison, ComparisonRow, Verdict
 from rankproof.measures import polarity
 from rankproof.stats import (
-    CORRECTIONS,
+    DEFAULT_RESAMPLES,
+    DEFAULT_TEST,
     TEST_INTERVALS,
     TESTS,
     Cost,
     PairedResult,
-    TestName,
+    PairsName,
+    ProgressCallback,
+    StatSettings,
+    Tally,
     TukeyHSDResult,
     check_choice,
     check_cost,
@@ -44,7 +48,7 @@ from rankproof.stats import (
     tukey_hsd_randomized,
 )
 
-Pairs = Literal["baseline", "all"]
+Pairs = PairsName
 _SHOWN = 5
 
 
@@ -171,8 +175,9 @@ def agree(low: float, high: float, significant: bool, difference: float
     return min(low, math.nextafter(0.0, -1.0)), math.nextafter(0.0, -1.0), True
 
 
-def family_cost(sizes: Sequence[int], *, test: str = "randomization", resamples: int = 10_000,
-                tukey: Sequence[tuple[int, int]] = (), what: str = "the comparison",
+def family_cost(sizes: Sequence[int], *, test: str = DEFAULT_TEST,
+                resamples: int = DEFAULT_RESAMPLES, tukey: Sequence[tuple[int, int]] = (),
+                what: str = "the comparison",
                 error: type[InputError] | type[ConfigError] = InputError) -> Cost:
     """Check what testing one family costs before any of it runs; refuse it over the bounds.
 
@@ -192,6 +197,14 @@ def family_cost(sizes: Sequence[int], *, test: str = "randomization", resamples:
         if issubclass(error, InputError):
             raise
         raise error(str(exc)) from None
+    return trusted_family_cost(sizes, test, resamples, tukey, what, error)
+
+
+def trusted_family_cost(sizes: Sequence[int], test: str, resamples: int,
+                        tukey: Sequence[tuple[int, int]] = (), what: str = "the comparison",
+                        error: type[InputError] | type[ConfigError] = InputError) -> Cost:
+    """`family_cost` for a ``test`` and ``resamples`` already validated (a `StatSettings`'s):
+    the comparison functions call this, so the choices are not checked again per call."""
     total = Cost(0.0, 0.0)
     for n in sizes:
         # The test (with its uncorrected interval), then the row's interval at its level.
@@ -247,7 +260,7 @@ def _row(p: Pairing, aligned: tuple[tuple[str, ...], tuple[float, ...], tuple[fl
             verdict=v, underpowered=False, alpha=level, correction=correction, qids=qids,
             candidate_values=cand, baseline_values=base, ci_low=float(low),
             ci_high=float(high), ci_level=1.0 - row_level, ci_method=method,
-            ci_adjusted=adjusted, notes=notes, margin=p.margin)
+            ci_adjusted=adjusted, notes=notes, margin=p.margin)  # no null: it is shifted
     if r.test == "bootstrap":  # the bootstrap's verdict is its interval's (seeds 000, 003)
         significant = low > 0.0 or high < 0.0
     else:
@@ -269,35 +282,36 @@ def _row(p: Pairing, aligned: tuple[tuple[str, ...], tuple[float, ...], tuple[fl
         higher_is_better=p.higher_is_better, result=r, p_corrected=float(p_corrected),
         verdict=v, underpowered=underpowered, alpha=level, correction=correction, qids=qids,
         candidate_values=cand, baseline_values=base, ci_low=float(low), ci_high=float(high),
-        ci_level=1.0 - row_level, ci_method=method, ci_adjusted=adjusted, notes=notes)
+        ci_level=1.0 - row_level, ci_method=method, ci_adjusted=adjusted, notes=notes,
+        null=summarise_null(r, np.subtract(cand, base)))
 
 
 def compare_pairs(
     pairings: Sequence[Pairing],
     *,
-    test: TestName = "randomization",
-    alpha: float = 0.05,
-    correction: str = "holm",
-    resamples: int = 10_000,
-    seed: int = 0,
-    confidence_level: float = 0.95,
+    stats: StatSettings | None = None,
     p_corrected: Sequence[float] | None = None,
+    corrected_by: str | None = None,
     intervals: Sequence[Interval] | None = None,
     bootstrap: bool = True,
+    progress: ProgressCallback | None = None,
 ) -> tuple[ComparisonRow, ...]:
     """Pair, test and correct every pairing as one family; one row each, in order.
 
     Every pairing must cover the same ids on both sides (`PairingError`
     otherwise, listing both sides' extra ids). The p-values of all pairings
-    are adjusted together by ``correction`` ("holm", "bh", "bonferroni",
+    are adjusted together by ``stats.correction`` ("holm", "bh", "bonferroni",
     "none"), unless ``p_corrected`` supplies them (e.g. from Tukey HSD, which
-    controls the family itself; ``correction`` then names that procedure,
-    and ``intervals`` should supply its simultaneous intervals).
+    controls the family itself; ``corrected_by`` then names that procedure, and
+    ``intervals`` should supply its simultaneous intervals). ``stats`` holds the
+    test, α, resamples, seed and confidence level (`rankproof.stats.StatSettings`,
+    validated when it was made; the defaults when None); a pairing's own ``alpha``
+    overrides α for its row. ``stats.pairs`` plays no part: the pairings are given.
 
     Each row's interval is the test inverted at the level its correction
     implies (`row_levels`), so it excludes 0 exactly when the verdict is
     *better* or *worse*; ``confidence_level`` sets the level of the
-    uncorrected interval kept in ``row.result``.
+    uncorrected interval kept in ``row.result`` (``stats.confidence_level``).
 
     With many ids, a randomization row is computed from the normal limit of its
     randomization distribution instead of drawn sign vectors wherever the Berry–Esseen
@@ -311,19 +325,27 @@ def compare_pairs(
     leaves out the percentile bootstrap interval those rows report beside their own
     (``row.result.bootstrap_low`` None) — a trend over many results, which shows none,
     would spend most of its time drawing it.
+
+    ``progress`` is told the row-resamples done of those planned (`rankproof.stats.Tally`,
+    `row_resamples`) as the rows are resampled; it changes no number.
     """
-    alpha = check_probability(alpha, "alpha")
+    settings = StatSettings() if stats is None else stats
+    test, alpha, resamples = settings.test, settings.alpha, settings.resamples
+    seed, confidence_level = settings.seed, settings.confidence_level
+    correction: str = settings.correction
+    if p_corrected is not None:
+        if not corrected_by:
+            raise InputError("p_corrected needs corrected_by: the name of the procedure "
+                             "that corrected them (recorded in every row)")
+        correction = corrected_by
     for p in pairings:
         if p.alpha is not None:
             check_probability(p.alpha, "alpha")
         if p.margin is not None and not (math.isfinite(p.margin) and p.margin > 0):
             raise InputError(f"{p.context + ': ' if p.context else ''}a non-inferiority margin "
                              f"must be a positive number, got {p.margin!r}")
-    if p_corrected is None:
-        correction = check_choice(correction, "correction", CORRECTIONS)
-    test = check_choice(test, "test", TESTS)  # type: ignore[assignment]
     aligned = [_aligned(p) for p in pairings]
-    family_cost([len(a[0]) for a in aligned], test=test, resamples=resamples)
+    trusted_family_cost([len(a[0]) for a in aligned], test, resamples)
     results = []
     sides = []
     procedures: list[str] = []
@@ -342,9 +364,15 @@ def compare_pairs(
                 if test == "randomization" and procedure == "resample" and p.margin is None]
     top = max([alpha, *(p.alpha for p in pairings if p.alpha is not None)])
     top = max(top, 1.0 - (1.0 - top))  # every row's level as its interval reads it (below)
+    weights = [row_resamples(test, procedure, joint=i in together, bootstrap=bootstrap,
+                             interval=intervals is None, margin=p.margin is not None,
+                             resamples=resamples)
+               for i, (p, procedure) in enumerate(zip(pairings, procedures, strict=True))]
+    tally = Tally(progress, sum(weights))
     tested, signs = paired_tests([sides[i] for i in together],
                                  confidence_level=confidence_level, resamples=resamples,
-                                 seed=seed, bootstrap=bootstrap, max_level=top)
+                                 seed=seed, bootstrap=bootstrap, max_level=top,
+                                 progress=tally.part(sum(weights[i] for i in together)))
     joint = dict(zip(together, tested, strict=True))
     position = {row: k for k, row in enumerate(together)}
     for i, (p, (c, b), procedure) in enumerate(zip(pairings, sides, procedures, strict=True)):
@@ -363,6 +391,7 @@ def compare_pairs(
             r = dataclasses.replace(r, p_value=one.p_value, statistic=one.statistic,
                                     alternative=alternative)
         results.append(dataclasses.replace(r, measure=p.measure))
+        tally.skip(weights[i] // 2 if intervals is None else weights[i])
     alphas = [alpha if p.alpha is None else p.alpha for p in pairings]
     if p_corrected is None:
         adjusted = (correct([r.p_value for r in results], correction).tolist()  # type: ignore[arg-type]
@@ -390,6 +419,8 @@ def compare_pairs(
                                  resamples=resamples, seed=seed,
                                  procedure=procedure)  # type: ignore[arg-type]
             built.append((iv.low, iv.high, level, method))
+            if i not in position:
+                tally.skip(weights[i] - weights[i] // 2)
         intervals = built
     elif len(intervals) != len(results):
         raise InputError(f"{len(intervals)} intervals for {len(results)} pairings")
@@ -398,29 +429,53 @@ def compare_pairs(
                                            strict=True))
 
 
+def _after(tally: Tally, progress: ProgressCallback | None) -> ProgressCallback | None:
+    """``progress`` of the part that follows what ``tally`` counted so far: its own
+    ``(done, planned)`` are added to the tally's."""
+    if progress is None:
+        return None
+    before = tally.done
+
+    def forward(done: int, planned: int) -> None:
+        progress(before + done, before + planned)
+
+    return forward
+
+
+def row_resamples(test: str, procedure: str, *, joint: bool, bootstrap: bool, interval: bool,
+                  margin: bool, resamples: int) -> int:
+    """The row-resamples `compare_pairs` plans for one row (what its progress counts): a
+    row tested with the others (``joint``) draws its sign flips and, with ``bootstrap``, its
+    percentile bootstrap; another resampled row draws its test (and its margin test) and
+    then its own interval unless ``interval`` is False (given, as Tukey's are); a row
+    decided by the normal limit, or a t or rank test, draws nothing."""
+    if joint:
+        return resamples * (2 if bootstrap else 1)
+    if procedure != "resample" or test not in ("randomization", "bootstrap"):
+        return 0
+    test_part = resamples * (2 if margin else 1)
+    return test_part * 2 if interval else test_part
+
+
 def compare_scores(
     scores: Mapping[str, Mapping[str, Mapping[str, float]]],
     *,
     baseline: str | None = None,
     higher_is_better: Mapping[str, bool] | None = None,
-    test: TestName = "randomization",
-    alpha: float = 0.05,
-    correction: str = "holm",
-    pairs: Pairs = "baseline",
-    resamples: int = 10_000,
-    seed: int = 0,
-    confidence_level: float = 0.95,
+    stats: StatSettings | None = None,
     unit: str = "query",
+    progress: ProgressCallback | None = None,
 ) -> Comparison:
     """Compare systems given as per-query scores: ``{system: {measure: {qid: value}}}``.
 
-    ``baseline`` defaults to the first system. Every measure the baseline
-    has is compared; each system must have every one of them. Polarity comes
-    from ``higher_is_better`` or, for names it lacks, from the metric
-    registry (`rankproof.measures.polarity`). ``pairs="baseline"`` compares
-    each other system with the baseline, corrected together by
-    ``correction``; ``pairs="all"`` compares every pair with randomized
-    Tukey HSD p-values per measure.
+    ``baseline`` defaults to the first system. Every measure the baseline has is compared;
+    each system must have every one of them. Polarity comes from ``higher_is_better`` or,
+    for names it lacks, from the metric registry (`rankproof.measures.polarity`). ``stats``
+    (`rankproof.stats.StatSettings`; the defaults when None): ``pairs="baseline"`` compares
+    each other system with the baseline, corrected together by ``correction``; ``"all"``
+    every pair, with randomized Tukey HSD p-values per measure. ``progress`` is told the
+    row-resamples done of those planned, Tukey's permutations included (`compare_pairs`);
+    it changes no number.
     """
     if not isinstance(scores, Mapping) or len(scores) < 2:
         got = len(scores) if isinstance(scores, Mapping) else type(scores).__name__
@@ -429,9 +484,9 @@ def compare_scores(
     base = baseline if baseline is not None else systems[0]
     if base not in scores:
         raise InputError(f"baseline {base!r} is not one of the systems: {', '.join(systems)}")
-    pairs = check_choice(pairs, "pairs", ("baseline", "all"))  # type: ignore[assignment]
-    alpha = check_probability(alpha, "alpha")
-    correction = check_choice(correction, "correction", CORRECTIONS)
+    settings = StatSettings() if stats is None else stats
+    pairs, alpha, correction = settings.pairs, settings.alpha, settings.correction
+    test, resamples, seed = settings.test, settings.resamples, settings.seed
     measures = list(scores[base])
     if not measures:
         raise InputError(f"the baseline {base!r} has no measures")
@@ -452,25 +507,33 @@ def compare_scores(
     tukey: dict[str, TukeyHSDResult] = {}
     fixed: list[float] | None = None
     simultaneous: list[Interval] = []
-    family_cost([len(p.baseline_scores) for p in pairings], test=test, resamples=resamples,
-                tukey=[(len(scores[base][m]), len(systems)) for m in measures]
-                if pairs == "all" else ())
+    trusted_family_cost([len(p.baseline_scores) for p in pairings], test, resamples,
+                        tukey=[(len(scores[base][m]), len(systems)) for m in measures]
+                        if pairs == "all" else ())
+    # Tukey's rows are all resampled, each with its interval given (`row_resamples`).
+    tukey_part = len(measures) * resamples if pairs == "all" else 0
+    tally = Tally(progress, tukey_part + (sum(
+        row_resamples(test, "resample", joint=test == "randomization", bootstrap=True,
+                      interval=False, margin=False, resamples=resamples)
+        for _ in pairings) if pairs == "all" else 0))
     if pairs == "all":
         for p in pairings:
             _aligned(p)  # the one pairing rule, before Tukey reports it its own way
         for m in measures:
             tukey[m] = tukey_hsd_randomized({s: scores[s][m] for s in systems},
-                                            resamples=resamples, seed=seed, alpha=alpha)
+                                            resamples=resamples, seed=seed, alpha=alpha,
+                                            progress=tally.part(resamples))
         fixed = [tukey[p.measure].p_value(p.baseline, p.candidate) for p in pairings]
         simultaneous = [(*tukey[p.measure].interval(p.candidate, p.baseline), alpha, "tukey")
                         for p in pairings]
-    rows = compare_pairs(pairings, test=test, alpha=alpha,
-                         correction=correction if fixed is None else "tukey-hsd",
-                         resamples=resamples, seed=seed, confidence_level=confidence_level,
-                         p_corrected=fixed, intervals=simultaneous if fixed else None)
+    rows = compare_pairs(pairings, stats=settings, p_corrected=fixed,
+                         corrected_by=None if fixed is None else "tukey-hsd",
+                         intervals=simultaneous if fixed else None,
+                         progress=_after(tally, progress) if pairs == "all" else progress)
     n = rows[0].result.n if rows else 0
     return Comparison(
         systems=tuple(systems), baseline=base, measures=tuple(measures), pairs=pairs,
         test=test, alpha=alpha,
         correction=correction if pairs == "baseline" else "tukey-hsd", resamples=resamples,
-        seed=seed, confidence_level=confidence_level, n_topics=n, rows=rows, tukey=tukey)
+        seed=seed, confidence_level=settings.confidence_level, n_topics=n, rows=rows,
+        tukey=tukey)

@@ -23,6 +23,7 @@ import numpy as np
 
 from rankproof._errors import InputError, MissingExtraError
 from rankproof.comparison._evidence import Evidence
+from rankproof.comparison._null import NullSummary
 from rankproof.measures import Measure, resolve_measures
 from rankproof.stats import PairedResult, Result, TukeyHSDResult
 
@@ -80,6 +81,11 @@ class ComparisonRow(Result):
     ``result.confidence_level``, and ``result.bootstrap_low``/``high`` the
     percentile bootstrap, kept for reference.
 
+    ``null`` is the test's null distribution, summarised for a figure
+    (`NullSummary`, computed when the row was; None for a non-inferiority row, a
+    test with no replayable null, or a row saved before it was stored), so that a
+    renderer only draws it.
+
     A row with a ``margin`` is a non-inferiority test (a gate's
     ``no_regression_beyond``): its p-value (``result.p_value``, with
     ``result.alternative`` one-sided) tests "the candidate is worse by at
@@ -109,6 +115,7 @@ class ComparisonRow(Result):
     ci_adjusted: bool = False
     notes: tuple[str, ...] = ()
     margin: float | None = None
+    null: NullSummary | None = None
 
     @property
     def bound(self) -> float:
@@ -192,7 +199,7 @@ class ComparisonRow(Result):
         names = [f.name for f in fields(cls)]
         # Rows saved before schema 3 carry no row interval: theirs was the result's.
         optional = {"notes", "ci_low", "ci_high", "ci_level", "ci_method", "ci_adjusted",
-                    "margin"}
+                    "margin", "null"}
         required = [n for n in names if n not in optional]
         missing = [n for n in required if n not in data]
         if missing:
@@ -229,6 +236,7 @@ class ComparisonRow(Result):
             notes=_strings(data.get("notes", ()), "notes"),
             margin=(None if data.get("margin") is None
                     else _number(data["margin"], "margin")),
+            null=(None if data.get("null") is None else NullSummary.from_dict(data["null"])),
         )
 
 

@@ -66,6 +66,7 @@ from rankproof.data._order import (
     tie_keys,
     top_k,
 )
+from rankproof.data._pairs import match_pairs, string_index
 from rankproof.data._parquet import is_parquet, read_parquet_run, write_parquet_run
 from rankproof.data._partitions import (
     DEFAULT_PARTITION_BYTES,
@@ -81,6 +82,13 @@ from rankproof.data._prefs import (
     read_prefs,
     read_qrels_jg,
     read_qrels_prefs,
+)
+from rankproof.data._ranges import (
+    MIN_RANGE_BYTES,
+    TopicRanges,
+    lines_before,
+    read_run_range,
+    topic_ranges,
 )
 from rankproof.data._strings import arrow_indices, to_numpy, to_numpy_filled
 from rankproof.data._subtopics import SubtopicQrels, read_subtopic_qrels
@@ -98,6 +106,7 @@ from rankproof.data._trec import (
 __all__ = [
     "DEFAULT_PARTITION_BYTES",
     "IRDS_PREFIX",
+    "MIN_RANGE_BYTES",
     "QRELS_FORMATS",
     "RUN_FORMATS",
     "STDIN",
@@ -117,6 +126,7 @@ __all__ = [
     "Run",
     "RunPartitions",
     "SubtopicQrels",
+    "TopicRanges",
     "YamlBoundError",
     "arrow_indices",
     "as_qrels",
@@ -133,10 +143,12 @@ __all__ = [
     "is_canonical",
     "is_irds",
     "is_parquet",
+    "lines_before",
     "load_lined_yaml",
     "load_qrels",
     "load_run",
     "load_yaml",
+    "match_pairs",
     "max_irds_docs",
     "parse_document",
     "parse_int",
@@ -160,6 +172,7 @@ __all__ = [
     "read_qrels_jg",
     "read_qrels_prefs",
     "read_qrels_rows",
+    "read_run_range",
     "read_subtopic_qrels",
     "read_trec_qrels",
     "read_trec_run",
@@ -168,10 +181,12 @@ __all__ = [
     "run_size",
     "sniff_format",
     "stream_run",
+    "string_index",
     "tie_keys",
     "to_numpy",
     "to_numpy_filled",
     "top_k",
+    "topic_ranges",
     "validate_model",
     "write_beir_qrels",
     "write_beir_run",

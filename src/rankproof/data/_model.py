@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 import rankproof._limits as _limits
 from rankproof._errors import InputError
 from rankproof.data._bounds import cut
+from rankproof.data._pairs import byte_order
 from rankproof.data._strings import (
     arrow_indices,
     as_string_array,
@@ -417,7 +418,7 @@ class Qrels:
             rels = rels[keep]
         # Topics in byte order: the order trec_eval prints them in.
         qid_codes, qid_vocab = _compact_vocab(qid_codes, qid_vocab)
-        order = to_numpy(pc.sort_indices(qid_vocab))
+        order = byte_order(qid_vocab)
         rank = np.empty(len(order), dtype=np.int32)
         rank[order] = np.arange(len(order), dtype=np.int32)
         return cls(

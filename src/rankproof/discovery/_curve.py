@@ -51,7 +51,17 @@ from rankproof.retrieval import (
     CrossEncoder,
     Embedder,
 )
-from rankproof.stats import Cost, Result, bootstrap_ci, check_cost, check_int, check_probability
+from rankproof.stats import (
+    DEFAULT_CONFIDENCE_LEVEL,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    Cost,
+    Result,
+    bootstrap_ci,
+    check_cost,
+    check_int,
+    check_probability,
+)
 
 #: What the curve's interval resamples, in words (recorded on every curve).
 CURVE_INTERVAL = "percentile bootstrap over probes (each probe's hit rate across trials)"
@@ -105,8 +115,8 @@ class DistractorCurve(Result):
     mode: str
     identity: dict[str, Any]
     interval: str = CURVE_INTERVAL
-    confidence_level: float = 0.95
-    resamples: int = 10_000
+    confidence_level: float = DEFAULT_CONFIDENCE_LEVEL
+    resamples: int = DEFAULT_RESAMPLES
     degraded: bool = False
     notes: tuple[str, ...] = ()
     seconds: float = 0.0
@@ -233,12 +243,12 @@ def distractor_robustness_curve(
     mode: str = DFLT_CURVE_MODE,
     sizes: Sequence[int] = DFLT_DISTRACTOR_SIZES,
     trials: int = 20,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
     k: int = 1,
     embedder: Embedder | None = None,
     rerank: CrossEncoder | None = None,
-    confidence_level: float = 0.95,
-    resamples: int = 10_000,
+    confidence_level: float = DEFAULT_CONFIDENCE_LEVEL,
+    resamples: int = DEFAULT_RESAMPLES,
     executor: Executor | None = None,
     search: SearchSettings | Mapping[str, Any] | None = None,
 ) -> DistractorCurve:

@@ -39,7 +39,7 @@ from rankproof.discovery._graded import (
 from rankproof.discovery._source import Ranking, SearchSettings, as_searcher, rank_run, retrieve
 from rankproof.measures import evaluate
 from rankproof.retrieval import CrossEncoder, Embedder
-from rankproof.stats import Result
+from rankproof.stats import DEFAULT_ALPHA, DEFAULT_RESAMPLES, DEFAULT_SEED, Result, StatSettings
 
 _ROLES = ("distractor", "hard_positive")
 
@@ -265,9 +265,9 @@ def compare_indexings(
     discovery_cases: Sequence[DiscoveryCase] | None = None,
     embedder: Embedder | None = None,
     rerank: CrossEncoder | None = None,
-    alpha: float = 0.05,
-    resamples: int = 10_000,
-    seed: int = 0,
+    alpha: float = DEFAULT_ALPHA,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     search: SearchSettings | Mapping[str, Any] | None = None,
     search_by_label: Mapping[str, SearchSettings | Mapping[str, Any]] | None = None,
 ) -> ComparisonReport:
@@ -375,7 +375,8 @@ def compare_indexings(
     if case_ndcg:
         comparison = compare_scores({label: {measure: case_ndcg[label]} for label in labels},
                                     baseline=labels[0], higher_is_better={measure: True},
-                                    alpha=alpha, resamples=resamples, seed=seed, unit="case")
+                                    stats=StatSettings(alpha=alpha, resamples=resamples,
+                                                       seed=seed), unit="case")
     return ComparisonReport(
         k=k, themes=tuple(theme_list), labels=tuple(labels), baseline=labels[0],
         metrics=metrics, deltas=deltas, ranks=ranks,

@@ -46,9 +46,13 @@ and ``level``; they are corrected together with the file's other baseline
 checks. A threshold check on a set is refused: one threshold cannot mean
 the same thing for a precision and a count of retrieved documents.
 
-Optional top-level keys: ``seed`` (default 0) and ``resamples`` (default
-10 000) of the randomization test, and ``correction`` (``holm``, default;
-``bh``, ``bonferroni``, ``none``) across the file's baseline checks.
+Optional top-level keys, the statistics settings of the baseline checks
+(`rankproof.stats.StatSettings`, defaults named once in ``rankproof.stats``):
+``test`` (``randomization``, default; ``t``, ``bootstrap``, ``wilcoxon``, ``sign``),
+``seed`` (default 0), ``resamples`` (default 10 000; at least 100 here) and
+``correction`` (``holm``, default; ``bh``, ``bonferroni``, ``none``) across the
+file's baseline checks. ``rankproof gate --test/--seed/--resamples/--correction``
+override them.
 
 A gate that silently ignores a line is worse than no gate, so the file is
 refused — with the check id, the field and the line — for: invalid YAML, a
@@ -92,18 +96,28 @@ from rankproof._limits import shown
 from rankproof.comparison import family_cost
 from rankproof.data import YamlBoundError, load_lined_yaml, read_config_text
 from rankproof.measures import MetricDef, families, is_set, lookup, registered, resolve
+from rankproof.stats import (
+    DEFAULT_ALPHA,
+    DEFAULT_CORRECTION,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    DEFAULT_TEST,
+    Correction,
+    StatSettings,
+    TestName,
+)
 
 Op = Literal["<=", ">=", "=="]
 Level = Literal["block", "warn"]
-Correction = Literal["holm", "bh", "bonferroni", "none"]
 
 REL_TOL = 1e-9
+MIN_RESAMPLES = 100
+"""A gate decides merges: fewer resamples than this make its p-values too coarse to trust."""
 ABS_TOL = 1e-12
-DEFAULT_ALPHA = 0.05
 
 CHECK_KEYS = ("id", "metric", "op", "threshold", "vs_baseline", "alpha", "level", "scope",
               "judge_calibration", "kappa_floor")
-TOP_KEYS = ("checks", "seed", "resamples", "correction")
+TOP_KEYS = ("checks", "test", "seed", "resamples", "correction")
 
 
 class NonInferiority(BaseModel):
@@ -221,10 +235,37 @@ class ChecksFile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     checks: tuple[Check, ...]
-    seed: int = Field(default=0, strict=True, ge=0)
-    resamples: int = Field(default=10_000, strict=True, ge=100)
-    correction: Correction = "holm"
+    test: TestName = DEFAULT_TEST
+    seed: int = Field(default=DEFAULT_SEED, strict=True, ge=0)
+    resamples: int = Field(default=DEFAULT_RESAMPLES, strict=True, ge=MIN_RESAMPLES)
+    correction: Correction = DEFAULT_CORRECTION
     source: str | None = Field(default=None, exclude=True)
+
+    @property
+    def stats(self) -> StatSettings:
+        """The baseline checks' settings (each check's own ``alpha`` overrides the level)."""
+        return StatSettings(test=self.test, correction=self.correction,
+                            resamples=self.resamples, seed=self.seed)
+
+    def with_stats(self, *, test: str | None = None, correction: str | None = None,
+                   resamples: int | None = None, seed: int | None = None) -> ChecksFile:
+        """A copy with the given statistics settings in place of the file's (``rankproof
+        gate --test/--correction/--resamples/--seed``; None keeps the file's), checked as
+        the file's own keys are: `InputError` naming the setting, `ConfigError` for fewer
+        than `MIN_RESAMPLES` resamples or a cost over the bounds."""
+        given = {k: v for k, v in (("test", test), ("correction", correction),
+                                   ("resamples", resamples), ("seed", seed)) if v is not None}
+        if not given:
+            return self
+        stats = self.stats.replace(**given)
+        if stats.resamples < MIN_RESAMPLES:
+            raise ConfigError(f"resamples must be at least {MIN_RESAMPLES} for a gate; got "
+                              f"{stats.resamples}")
+        if self.needs_baseline:
+            family_cost([1] * sum(c.kind == "vs_baseline" for c in self.checks),
+                        test=stats.test, resamples=stats.resamples,
+                        what="the baseline checks", error=ConfigError)
+        return self.model_copy(update={k: getattr(stats, k) for k in given})
 
     @property
     def needs_baseline(self) -> bool:
@@ -390,7 +431,7 @@ def parse_checks(
                 continue
             seen_ids[member_id] = line
             checks.append(check.model_copy(update={"id": member_id, "metric": d.name}))
-    settings = {k: data[k] for k in ("seed", "resamples", "correction") if k in data}
+    settings = {k: data[k] for k in ("test", "seed", "resamples", "correction") if k in data}
     result: ChecksFile | None = None
     if not problems:
         try:
@@ -401,7 +442,8 @@ def parse_checks(
     if result is not None and result.needs_baseline:
         try:  # one case per check: a lower bound, before any report is read
             family_cost([1] * sum(c.kind == "vs_baseline" for c in result.checks),
-                        resamples=result.resamples, what="the baseline checks",
+                        test=result.test, resamples=result.resamples,
+                        what="the baseline checks",
                         error=ConfigError)
         except ConfigError as exc:
             problems.append(f"{_where(source, top_lines.get('resamples'))}: field "

@@ -39,6 +39,7 @@ from rankproof.comparison import ComparisonRow, Pairing, compare_pairs, format_e
 from rankproof.gate._baseline import Baseline, check_compatible
 from rankproof.gate._checks import Check, ChecksFile, resolve_checks
 from rankproof.measures import lookup
+from rankproof.stats import DEFAULT_CORRECTION, DEFAULT_RESAMPLES, DEFAULT_SEED
 from rankproof.targets import RunResult
 
 SCHEMA_VERSION = 2
@@ -189,9 +190,9 @@ class GateVerdict:
     checks: tuple[CheckResult, ...]
     baseline: str | None = None
     source: str | None = None
-    seed: int = 0
-    resamples: int = 10_000
-    correction: str = "holm"
+    seed: int = DEFAULT_SEED
+    resamples: int = DEFAULT_RESAMPLES
+    correction: str = DEFAULT_CORRECTION
     notes: tuple[str, ...] = field(default=())
     schema_version: int = SCHEMA_VERSION
     provenance: Mapping[str, Any] | None = None
@@ -404,8 +405,7 @@ def run_gate(
                          f"embedding model's files) changed since {base_name!r}")
         vs = [c for c in checks.checks if c.kind == "vs_baseline"]
         compared = compare_pairs([_pairing(c, result, base_run, base_name) for c in vs],
-                                 test="randomization", correction=checks.correction,
-                                 resamples=checks.resamples, seed=checks.seed)
+                                 stats=checks.stats)
         rows = {c.id: _baseline_result(c, row, len(result.select(c.scope)))
                 for c, row in zip(vs, compared, strict=True)}
     results = tuple(_judged(c, rows[c.id] if c.kind == "vs_baseline"

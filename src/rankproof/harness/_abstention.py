@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rankproof._errors import InputError
+from rankproof.stats import DEFAULT_CONFIDENCE_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 
 METHOD = "stratified percentile bootstrap"
 _BATCH = 2048
@@ -96,9 +97,9 @@ def bootstrap_auroc(
     positives: Sequence[float | None],
     negatives: Sequence[float | None],
     *,
-    resamples: int = 10_000,
-    seed: int = 0,
-    confidence_level: float = 0.95,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence_level: float = DEFAULT_CONFIDENCE_LEVEL,
     batch: int = _BATCH,
 ) -> AurocResult:
     """`auroc` with a stratified percentile-bootstrap interval (see the module docstring).

@@ -81,7 +81,17 @@ from rankproof.retrieval import (
     rerank_unavailable_reason,
     timed_search,
 )
-from rankproof.stats import CORRECTIONS, TESTS, nearest_rank
+from rankproof.stats import (
+    DEFAULT_ALPHA,
+    DEFAULT_CONFIDENCE_LEVEL,
+    DEFAULT_CORRECTION,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    DEFAULT_TEST,
+    ProgressCallback,
+    StatSettings,
+    nearest_rank,
+)
 
 STAGES = ("bm25", "dense", "fusion", "rerank")
 DEFAULT_EVAL_MEASURES = ("R@1", "Success@1", "R@5", "Success@5", "R@10", "Success@10", "RR@10",
@@ -119,11 +129,14 @@ class EvalConfig:
     rrf_k: int = 60
     rerank_model: str | None = None
     rerank_depth: int = 50
-    test: str = "randomization"
-    alpha: float = 0.05
-    correction: str = "holm"
-    resamples: int = 10_000
-    seed: int = 0
+    test: str = DEFAULT_TEST
+    alpha: float = DEFAULT_ALPHA
+    correction: str = DEFAULT_CORRECTION
+    resamples: int = DEFAULT_RESAMPLES
+    seed: int = DEFAULT_SEED
+    abstention_confidence: float = DEFAULT_CONFIDENCE_LEVEL
+    """The level of each stage's abstention-AUROC interval (``--abstention-confidence``): a
+    setting of its own, not ``1 − alpha``, which is the comparison's family-wise level."""
     evidence_depth: int = 10
     """How many of each stage's results per query the report keeps as evidence (0: none)."""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -173,8 +186,7 @@ class EvalConfig:
     def _check_parameters(self) -> None:
         """Every number and choice a real run would use, so that ``--dry-run`` refuses what
         the run would refuse (after indexing, which can take minutes)."""
-        choices = {"embedder": ("minilm", "hashing"), "fusion": get_args(FusionMethod),
-                   "test": TESTS, "correction": CORRECTIONS}
+        choices = {"embedder": ("minilm", "hashing"), "fusion": get_args(FusionMethod)}
         for name, allowed in choices.items():
             value = getattr(self, name)
             if value not in allowed:
@@ -192,9 +204,9 @@ class EvalConfig:
                 or not 0 <= depth <= MAX_EVIDENCE_DEPTH:
             raise ConfigError(f"field 'evidence_depth': must be an integer from 0 (no evidence) "
                               f"to {MAX_EVIDENCE_DEPTH:,}, got {depth!r}")
-        for name, low, high in (("alpha", 0.0, 1.0), ("bm25_b", 0.0, 1.0)):
+        for name, low, high in (("abstention_confidence", 0.0, 1.0), ("bm25_b", 0.0, 1.0)):
             value = getattr(self, name)
-            strict = name == "alpha"
+            strict = name == "abstention_confidence"
             inside = (low < value < high) if strict else (low <= value <= high)
             if not isinstance(value, int | float) or isinstance(value, bool) or not inside:
                 bounds = f"strictly between {low:g} and {high:g}" if strict else \
@@ -202,6 +214,18 @@ class EvalConfig:
                 raise ConfigError(f"field '{name}': must be {bounds}, got {value!r}")
         if not isinstance(self.bm25_k1, int | float) or not self.bm25_k1 >= 0:
             raise ConfigError(f"field 'bm25_k1': must be a number >= 0, got {self.bm25_k1!r}")
+        self.stats  # noqa: B018  (test, alpha, correction, resamples, seed: checked there, once)
+
+    @property
+    def stats(self) -> StatSettings:
+        """The comparison's settings (its ``pairs`` is "baseline": every stage against bm25);
+        a `ConfigError` naming the field when one is invalid."""
+        try:
+            return StatSettings(test=self.test, alpha=self.alpha,  # type: ignore[arg-type]
+                                correction=self.correction,  # type: ignore[arg-type]
+                                resamples=self.resamples, seed=self.seed)
+        except InputError as exc:
+            raise ConfigError(f"field '{exc.field}': {exc}") from None
 
     def check_cost(self, queries: int) -> None:
         """Refuse ``resamples`` whose comparison of the stages would cost too much (`ConfigError`).
@@ -376,7 +400,7 @@ def _stage_result(name: str, out: StageOutput, full: PerQuery, measures: Sequenc
         top_scores=top,
         abstention=abstention(top, answerable, no_answer, basis=score_basis(out.config),
                               reason=reason, resamples=config.resamples, seed=config.seed,
-                              confidence_level=1.0 - config.alpha),
+                              confidence_level=config.abstention_confidence),
     )
 
 
@@ -411,6 +435,7 @@ def check_timing(warmup: int, threads: int | None) -> None:
 def run_experiment(inputs: EvalInputs, config: EvalConfig,
                    progress: Progress | None = None, *, warmup: int = DEFAULT_WARMUP,
                    threads: int | None = DEFAULT_THREADS, executor: Executor | None = None,
+                   resampling: ProgressCallback | None = None,
                    ) -> tuple[EvalReport, Comparison | None]:
     """Index, search, measure and compare every stage; return the report and the comparison.
 
@@ -423,6 +448,10 @@ def run_experiment(inputs: EvalInputs, config: EvalConfig,
     missing chunks and evaluates the stages' runs, one task per stage; searching, which
     is timed, stays here. The engine is recorded in the provenance, never in ``config``:
     the numbers are the same whichever engine ran.
+
+    ``progress`` is told each phase as it begins (indexing and searching each stage, then
+    evaluating); ``resampling`` counts the comparison's row-resamples done of those
+    planned (`rankproof.stats.ProgressCallback`). Neither changes a number.
     """
     executor = executor or LocalExecutor()
     config.check()
@@ -463,10 +492,9 @@ def run_experiment(inputs: EvalInputs, config: EvalConfig,
     comparison: Comparison | None = None
     if len(runs) > 1:
         comparison = compare_evaluated(
-            tables, measures, baseline="bm25", test=config.test,  # type: ignore[arg-type]
-            alpha=config.alpha, correction=config.correction, resamples=config.resamples,
-            seed=config.seed, positives_only=not bool((inputs.qrels.rels <= 0).any()),
-            complete_judgments=inputs.complete_judgments)
+            tables, measures, baseline="bm25", stats=config.stats,
+            positives_only=not bool((inputs.qrels.rels <= 0).any()),
+            complete_judgments=inputs.complete_judgments, progress=resampling)
         comparison = dataclasses.replace(comparison, rel_level=1, topics="complete")
     stage_results = [_stage_result(name, outputs[name], tables[name], measures, judged_ms,
                                    inputs, config, stamps.get(name)) for name in runs]

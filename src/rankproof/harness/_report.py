@@ -40,7 +40,7 @@ from rankproof._manifest import VARYING_FIELDS, provenance
 from rankproof.comparison import ComparisonRow, Evidence, EvidenceSidecar, evidence_value
 from rankproof.measures import polarity
 from rankproof.retrieval import over_capacity, peak_load
-from rankproof.stats import power
+from rankproof.stats import DEFAULT_ALPHA, DEFAULT_CORRECTION, power
 
 SCHEMA_VERSION = 2
 V1_NOTE = ("read from a version-1 report: comparison rows were rebuilt from its per-query "
@@ -83,8 +83,8 @@ def _v1_row(data: dict[str, Any], c: dict[str, Any]) -> dict[str, Any]:
     return {"baseline": c["baseline"], "candidate": c["stage"], "measure": measure,
             "higher_is_better": polarity(measure), "result": result,
             "p_corrected": c["p_corrected"], "verdict": c["verdict"],
-            "underpowered": c["underpowered"], "alpha": config.get("alpha", 0.05),
-            "correction": config.get("correction", "holm"), "qids": qids,
+            "underpowered": c["underpowered"], "alpha": config.get("alpha", DEFAULT_ALPHA),
+            "correction": config.get("correction", DEFAULT_CORRECTION), "qids": qids,
             "candidate_values": cand, "baseline_values": base, "notes": c.get("notes", [])}
 
 
@@ -102,8 +102,8 @@ class _V1Stage(_V1):
 
 class _V1Config(_V1):
     resamples: int | None = None
-    alpha: float = 0.05
-    correction: str = "holm"
+    alpha: float = DEFAULT_ALPHA
+    correction: str = DEFAULT_CORRECTION
 
 
 class _V1Comparison(_V1):

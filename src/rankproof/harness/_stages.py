@@ -22,6 +22,7 @@ from rankproof.comparison import Comparison, compare_scores
 from rankproof.data import read_document, validate_model
 from rankproof.harness._report import EvalReport
 from rankproof.measures import parse
+from rankproof.stats import StatSettings
 
 _KIND = "rankproof eval report"
 
@@ -124,16 +125,14 @@ def compare_report_stages(
     config = loaded.config
     base, cand = loaded.stage(baseline), loaded.stage(candidate)
     scores = {s.name: {m: _values(s.name, s.per_query, m) for m in chosen} for s in (base, cand)}
-    options: dict[str, Any] = {
-        "test": test if test is not None else config.get("test", "randomization"),
-        "alpha": alpha if alpha is not None else config.get("alpha", 0.05),
-        "correction": correction if correction is not None else config.get("correction", "holm"),
-        "resamples": resamples if resamples is not None else config.get("resamples", 10_000),
-        "seed": seed if seed is not None else config.get("seed", 0),
-    }
-    if confidence_level is not None:
-        options["confidence_level"] = confidence_level
-    result = compare_scores(scores, baseline=baseline, **options)
+    # The report's own settings (a field it lacks takes the default), then the overrides.
+    keys = ("test", "alpha", "correction", "resamples", "seed")
+    recorded: dict[str, Any] = {k: config[k] for k in keys if k in config}
+    given = {"test": test, "alpha": alpha, "correction": correction, "resamples": resamples,
+             "seed": seed, "confidence_level": confidence_level}
+    merged: dict[str, Any] = {**recorded, **{k: v for k, v in given.items() if v is not None}}
+    stats = StatSettings(**merged)
+    result = compare_scores(scores, baseline=baseline, stats=stats)
     caveats = [f"from the saved report's per-query values ({loaded.inputs.name}, created "
                f"{loaded.created_at}); retrieval was not rerun",
                *dict.fromkeys([*base.notes, *cand.notes])]

@@ -20,7 +20,7 @@ import numpy as np
 from rankproof._errors import InputError
 from rankproof.comparison import Comparison, ComparisonRow, Pairing, compare_pairs, compare_scores
 from rankproof.history._store import HistoryStore, ResultInfo
-from rankproof.stats import TestName
+from rankproof.stats import StatSettings
 
 __all__ = ["Since", "Trend", "TrendPoint", "compare_results", "since", "trend"]
 
@@ -100,9 +100,10 @@ def _one_system(found: Sequence[tuple[ResultInfo, str, Any, Any]], run: str | No
 
 def trend(store: HistoryStore, measure: str, *, run: str | None = None,
           branch: str | None = None, last: int | None = DEFAULT_LAST,
-          test: TestName = "randomization", alpha: float = 0.05, correction: str = "holm",
-          resamples: int = 10_000, seed: int = 0) -> Trend:
-    """The trend of ``measure`` over the stored results (the newest ``last``; all if None)."""
+          stats: StatSettings | None = None) -> Trend:
+    """The trend of ``measure`` over the stored results (the newest ``last``; all if None),
+    each step tested and corrected by ``stats`` (`rankproof.stats.StatSettings`; the
+    defaults when None)."""
     from rankproof.measures import parse
 
     measure = str(parse(measure))
@@ -134,8 +135,8 @@ def trend(store: HistoryStore, measure: str, *, run: str | None = None,
                                 higher_is_better=hib, context=f"trend step {i + 1}"))
     # One family, tested together (one draw of sign vectors for every step); a trend
     # shows no bootstrap interval, so none is drawn beside each step.
-    rows = compare_pairs(pairings, test=test, alpha=alpha, correction=correction,
-                         resamples=resamples, seed=seed, bootstrap=False) if pairings else ()
+    settings = StatSettings() if stats is None else stats
+    rows = compare_pairs(pairings, stats=settings, bootstrap=False) if pairings else ()
     points = []
     for i, (info, system, _, values) in enumerate(found):
         row = rows[i - 1] if i else None
@@ -147,8 +148,9 @@ def trend(store: HistoryStore, measure: str, *, run: str | None = None,
             p_value=row.result.p_value if row else None,
             p_corrected=row.p_corrected if row else None,
             shared=row.result.n if row else None))
-    return Trend(measure=measure, run=run, branch=branch, higher_is_better=hib, test=test,
-                 correction=correction, alpha=alpha, points=tuple(points), rows=rows,
+    return Trend(measure=measure, run=run, branch=branch, higher_is_better=hib,
+                 test=settings.test, correction=settings.correction, alpha=settings.alpha,
+                 points=tuple(points), rows=rows,
                  total=total)
 
 
@@ -218,11 +220,12 @@ def since(store: HistoryStore, qid: str, measure: str, *, run: str | None = None
 
 def compare_results(store: HistoryStore, first: str, second: str, *,
                     measures: Sequence[str] | None = None, run: str | None = None,
-                    other_run: str | None = None, test: TestName = "randomization",
-                    alpha: float = 0.05, correction: str = "holm", resamples: int = 10_000,
-                    seed: int = 0) -> tuple[Comparison, ResultInfo, ResultInfo, int]:
+                    other_run: str | None = None, stats: StatSettings | None = None
+                    ) -> tuple[Comparison, ResultInfo, ResultInfo, int]:
     """A paired comparison of two stored results over their shared queries: (comparison
-    with ``first`` as the baseline, both results, how many queries were left out)."""
+    with ``first`` as the baseline, both results, how many queries were left out), tested
+    by ``stats`` (`rankproof.stats.StatSettings`; the defaults when None; its ``pairs`` is
+    always "baseline": two results make one pair)."""
     a, b = store.get(first), store.get(second)
     wanted = [str(m) for m in measures] if measures else [m for m in a.measures
                                                           if m in b.measures]
@@ -251,9 +254,9 @@ def compare_results(store: HistoryStore, first: str, second: str, *,
         table[names[0]][m] = {q: left[q] for q in shared}
         table[names[1]][m] = {q: right[q] for q in shared}
         polar[m] = higher_is_better(m)
-    comparison = compare_scores(table, baseline=names[0], higher_is_better=polar, test=test,
-                                alpha=alpha, correction=correction, resamples=resamples,
-                                seed=seed)
+    settings = StatSettings() if stats is None else stats
+    comparison = compare_scores(table, baseline=names[0], higher_is_better=polar,
+                                stats=settings.replace(pairs="baseline"))
     return comparison, a, b, left_out
 
 

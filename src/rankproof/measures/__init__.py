@@ -11,6 +11,12 @@ Errors: a bad name or value is a `rankproof.InputError` (a ``ValueError``).
 """
 
 from rankproof.measures._crosscheck import CrossCheck, RunCrossCheck, cross_check
+from rankproof.measures._distributed import (
+    PartitionResult,
+    TopicSlices,
+    combine_partitions,
+    evaluate_partition,
+)
 from rankproof.measures._evaluate import DEFAULT_MEASURES, evaluate, resolve_measures
 from rankproof.measures._families import TREC_PRINT_ORDER, Family, families, family
 from rankproof.measures._families_beyond import DIVERSITY_FAMILIES
@@ -70,16 +76,20 @@ __all__ = [
     "Family",
     "Measure",
     "MetricDef",
+    "PartitionResult",
     "PerQuery",
     "RunCrossCheck",
     "TopicPolicy",
+    "TopicSlices",
     "TrecColumn",
     "TrecEvalMeasure",
     "TrecMeasureError",
     "TrecSelection",
     "closest_names",
+    "combine_partitions",
     "cross_check",
     "evaluate",
+    "evaluate_partition",
     "evaluate_partitions",
     "expand_set",
     "families",

@@ -17,7 +17,6 @@ from typing import Any, get_args
 
 import numpy as np
 import numpy.typing as npt
-import pyarrow as pa
 import pyarrow.compute as pc
 
 from rankproof._errors import InputError
@@ -29,10 +28,11 @@ from rankproof.data import (
     arrow_indices,
     as_qrels,
     as_run,
+    match_pairs,
     rank_column_problems,
     ranked_order,
+    string_index,
     to_numpy,
-    to_numpy_filled,
 )
 from rankproof.measures._kernels import Judged
 from rankproof.measures._kernels_trec import ALL_KERNELS
@@ -79,17 +79,34 @@ def _parses(text: str) -> bool:
     return True
 
 
-def _judged_doc_index(
-    qrels: Qrels,
-) -> tuple[pa.Array, npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """Judged docid vocabulary, the sorted (topic, doc) keys with their labels, and
-    the qrels row of each key."""
+def _join_by_arrow(
+    run: Run, qrels: Qrels, tmap: npt.NDArray[np.int64],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The judged run rows, their qrels topics and qrels rows, through Arrow's hash
+    kernels: the exact path `match_pairs` defers to when fingerprints collide.
+
+    A membership bitmap over the run's docids, then codes for the few hits only: no
+    index array the size of the run.
+    """
     encoded = pc.dictionary_encode(qrels.docids)
     vocab = encoded.dictionary
     doc_codes = to_numpy(encoded.indices).astype(np.int64)
-    keys = qrels.qid_codes.astype(np.int64) * len(vocab) + doc_codes
-    order = np.argsort(keys, kind="stable")
-    return vocab, keys[order], qrels.rels[order], order.astype(np.int64)
+    qkeys = qrels.qid_codes.astype(np.int64) * len(vocab) + doc_codes
+    order = np.argsort(qkeys, kind="stable")
+    qkeys = qkeys[order]
+    hit_rows = np.flatnonzero(to_numpy(pc.is_in(run.docids, value_set=vocab)))
+    hit_docs = to_numpy(
+        pc.index_in(run.docids.take(arrow_indices(hit_rows)), value_set=vocab)
+    ).astype(np.int64)
+    hit_topic = tmap[run.qid_codes[hit_rows]]
+    valid = hit_topic >= 0
+    hit_rows, hit_docs, hit_topic = hit_rows[valid], hit_docs[valid], hit_topic[valid]
+    keys = hit_topic * len(vocab) + hit_docs
+    at = np.searchsorted(qkeys, keys)
+    at_clipped = np.minimum(at, len(qkeys) - 1)
+    matched = (at < len(qkeys)) & (qkeys[at_clipped] == keys)
+    return (hit_rows[matched], hit_topic[matched],
+            order[at_clipped[matched]].astype(np.int64))
 
 
 def evaluate(
@@ -139,9 +156,7 @@ def evaluate(
 
     n_qrels_topics = len(qrels.qid_vocab)
     # 1. run query id -> qrels topic index (-1: not judged).
-    tmap = to_numpy_filled(
-        pc.index_in(run.qid_vocab, value_set=qrels.qid_vocab), -1
-    ).astype(np.int64)
+    tmap = string_index(run.qid_vocab, qrels.qid_vocab)
     present = np.zeros(n_qrels_topics, dtype=bool)
     present[tmap[tmap >= 0]] = True
     # The few dropped and missing ids are picked by Arrow: no Python pass over every topic
@@ -155,24 +170,16 @@ def evaluate(
     # 2. ranking.
     ranking = ranked_order(run, order)
 
-    # 3. join run rows to judgments.
-    vocab, qkeys, qrels_sorted, qrels_rows = _judged_doc_index(qrels)
-    # A membership bitmap over the run's docids, then codes for the few hits
-    # only: no index array the size of the run.
-    hit_rows = np.flatnonzero(to_numpy(pc.is_in(run.docids, value_set=vocab)))
-    hit_docs = to_numpy(
-        pc.index_in(run.docids.take(arrow_indices(hit_rows)), value_set=vocab)
-    ).astype(np.int64)
-    hit_topic = tmap[run.qid_codes[hit_rows]]
-    valid = hit_topic >= 0
-    hit_rows, hit_docs, hit_topic = hit_rows[valid], hit_docs[valid], hit_topic[valid]
-    keys = hit_topic * len(vocab) + hit_docs
-    at = np.searchsorted(qkeys, keys)
-    at_clipped = np.minimum(at, len(qkeys) - 1)
-    matched = (at < len(qkeys)) & (qkeys[at_clipped] == keys)
-    j_rows = hit_rows[matched]
-    j_topic = hit_topic[matched]
-    j_rel = qrels_sorted[at_clipped[matched]]
+    # 3. join run rows to judgments: by fingerprints (`match_pairs`, exact), or by
+    # Arrow's hash kernels when two judged pairs' fingerprints collide.
+    row_topic = tmap[run.qid_codes]
+    pairs = match_pairs(row_topic, run.docids, qrels.qid_codes, qrels.docids)
+    if pairs is None:
+        j_rows, j_topic, j_qrels_row = _join_by_arrow(run, qrels, tmap)
+    else:
+        j_rows, j_qrels_row = pairs
+        j_topic = row_topic[j_rows]
+    j_rel = qrels.rels[j_qrels_row]
     j_pos = ranking.positions_at(ranking.slot_of_rows(j_rows))
     sort = np.lexsort((j_pos, j_topic))
 
@@ -188,7 +195,7 @@ def evaluate(
     judged = Judged(
         n_topics=n_qrels_topics, num_ret=num_ret, topic=j_topic[sort], pos=j_pos[sort],
         rel=j_rel[sort], qrels_topic=qrels.qid_codes.astype(np.int64), qrels_rel=qrels.rels,
-        default_level=int(rel_level), qrels_row=qrels_rows[at_clipped[matched]][sort],
+        default_level=int(rel_level), qrels_row=j_qrels_row[sort],
         qrels=qrels,
     )
     values = np.empty((n_qrels_topics, len(ms)), dtype=np.float64)

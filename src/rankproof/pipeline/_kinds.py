@@ -58,6 +58,7 @@ from rankproof.retrieval import (
     optimize_fusion,
     timed_search,
 )
+from rankproof.stats import StatSettings
 
 
 def embed_model_spec(ctx: Context, spec: str) -> str:
@@ -319,10 +320,10 @@ def compare_stage(ctx: Context, stage: Any, work: Path) -> Made:
     qrels, files = _judgments(ctx, stage)
     ids = [stage.baseline, *stage.candidates]
     runs = _runs(ctx, ids)
+    stats = StatSettings(test=stage.test, alpha=stage.alpha, correction=stage.correction,
+                         pairs=stage.pairs, resamples=stage.resamples, seed=ctx.exp.seed)
     result = compare(qrels, runs, stage.measures or None, baseline=stage.baseline,
-                     test=stage.test, alpha=stage.alpha, correction=stage.correction,
-                     pairs=stage.pairs, resamples=stage.resamples, seed=ctx.exp.seed,
-                     rel_level=stage.rel_level, topics=stage.topics,
+                     stats=stats, rel_level=stage.rel_level, topics=stage.topics,
                      complete_judgments=ctx.sources.complete_judgments())
     if stage.evidence_depth > 0:
         texts = ctx.sources.queries()

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from rankproof.data import IRDS_PREFIX
 from rankproof.harness import EvalConfig
+from rankproof.stats import DEFAULT_ALPHA, DEFAULT_CORRECTION, DEFAULT_RESAMPLES, DEFAULT_TEST
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 RUN_KINDS = ("retrieve", "run_file", "fuse")
@@ -293,10 +294,10 @@ class CompareStage(Stage):
     baseline: str
     candidates: list[str] = Field(min_length=1)
     measures: list[str] | None = None
-    test: str = "randomization"
-    correction: str = "holm"
-    alpha: float = Field(default=0.05, gt=0, lt=1)
-    resamples: int = Field(default=10_000, strict=True, ge=1)
+    test: str = DEFAULT_TEST
+    correction: str = DEFAULT_CORRECTION
+    alpha: float = Field(default=DEFAULT_ALPHA, gt=0, lt=1)
+    resamples: int = Field(default=DEFAULT_RESAMPLES, strict=True, ge=1)
     pairs: Literal["baseline", "all"] = "baseline"
     rel_level: int = Field(default=1, strict=True)
     topics: Literal["complete", "intersection", "complete-allow-disjoint"] = "complete"
@@ -420,9 +421,9 @@ class RagCompareStage(Stage):
     metrics: list[str] | None = None
     packing: bool = False
     allow_arm_mismatch: bool = False
-    alpha: float = Field(default=0.05, gt=0, lt=1)
+    alpha: float = Field(default=DEFAULT_ALPHA, gt=0, lt=1)
     correction: Literal["holm", "bh", "bonferroni", "none"] = "holm"
-    resamples: int = Field(default=10_000, strict=True, ge=1)
+    resamples: int = Field(default=DEFAULT_RESAMPLES, strict=True, ge=1)
     bertscore_n: int | None = Field(default=None, strict=True, ge=1)
     """Also BERTScore on a seeded, paired subsample of this many questions (the bundled
     MiniLM; `rankproof.rag.bertscore_arms`); needs ``references``."""

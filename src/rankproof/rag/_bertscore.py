@@ -42,6 +42,13 @@ from rankproof._errors import ConfigError, InputError, MissingExtraError
 from rankproof.comparison import Comparison, compare_scores
 from rankproof.rag._answers import AnswerFile, References, aligned
 from rankproof.retrieval import ModelIdentity, model_identity, resolve_embed_model
+from rankproof.stats import (
+    DEFAULT_ALPHA,
+    DEFAULT_CORRECTION,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    StatSettings,
+)
 
 #: How many questions `bertscore_arms` scores by default.
 DEFAULT_BERTSCORE_N = 50
@@ -164,7 +171,7 @@ def _greedy(cand: np.ndarray, cand_w: np.ndarray, ref: np.ndarray, ref_w: np.nda
     return p, r, (0.0 if math.isnan(f) else f)
 
 
-def subsample_ids(query_ids: Sequence[str], n: int, seed: int = 0) -> tuple[str, ...]:
+def subsample_ids(query_ids: Sequence[str], n: int, seed: int = DEFAULT_SEED) -> tuple[str, ...]:
     """``n`` of ``query_ids`` drawn once with ``default_rng(seed)`` from their sorted order.
 
     The draw depends only on the set of ids, ``n`` and ``seed`` (not on the
@@ -211,9 +218,10 @@ class BERTScoreResult:
 
 
 def bertscore_arms(arms: Sequence[AnswerFile], references: References, *,
-                   n: int = DEFAULT_BERTSCORE_N, seed: int = 0,
-                   scorer: BERTScorer | None = None, alpha: float = 0.05,
-                   correction: str = "holm", resamples: int = 10_000) -> BERTScoreResult:
+                   n: int = DEFAULT_BERTSCORE_N, seed: int = DEFAULT_SEED,
+                   scorer: BERTScorer | None = None, alpha: float = DEFAULT_ALPHA,
+                   correction: str = DEFAULT_CORRECTION,
+                   resamples: int = DEFAULT_RESAMPLES) -> BERTScoreResult:
     """BERTScore of every arm on the same seeded subsample; arms after the first compared to it.
 
     Only questions with a reference answer are in the pool (as for the other
@@ -240,10 +248,11 @@ def bertscore_arms(arms: Sequence[AnswerFile], references: References, *,
                         "bertscore_recall": {q: s.recall for q, s in rows.items()},
                         "bertscore_f1": {q: s.f1 for q, s in rows.items()}}
                  for name, rows in scores.items()}
-        comparison = compare_scores(table, baseline=arms[0].name, alpha=alpha,
+        stats = StatSettings(alpha=alpha, correction=correction,  # type: ignore[arg-type]
+                             resamples=resamples, seed=seed)
+        comparison = compare_scores(table, baseline=arms[0].name,
                                     higher_is_better=dict.fromkeys(BERTSCORE_METRICS, True),
-                                    correction=correction, resamples=resamples, seed=seed,
-                                    unit="query")
+                                    stats=stats, unit="query")
     caveats: tuple[str, ...] = ()
     if len(chosen) < len(pool):
         caveats = (f"BERTScore on a seeded subsample of {len(chosen)} of {len(pool)} "

@@ -21,6 +21,7 @@ from rankproof.comparison import Comparison
 from rankproof.data import Qrels
 from rankproof.rag._answers import AnswerFile, References, aligned
 from rankproof.rag._score import compare_arms
+from rankproof.stats import DEFAULT_ALPHA, DEFAULT_CORRECTION, DEFAULT_RESAMPLES, DEFAULT_SEED
 
 #: What a packing comparison measures by default: answer quality, grounding, the triad.
 PACKING_METRICS: tuple[str, ...] = ("token_f1", "exact_match", "grounding",
@@ -85,8 +86,9 @@ class PackingComparison:
 def compare_packing(full: AnswerFile, packed: Sequence[AnswerFile],
                     references: References | None = None, *, qrels: Qrels | None = None,
                     metrics: Sequence[str] = PACKING_METRICS, allow_arm_mismatch: bool = False,
-                    alpha: float = 0.05, correction: str = "holm", resamples: int = 10_000,
-                    seed: int = 0) -> PackingComparison:
+                    alpha: float = DEFAULT_ALPHA, correction: str = DEFAULT_CORRECTION,
+                    resamples: int = DEFAULT_RESAMPLES,
+                    seed: int = DEFAULT_SEED) -> PackingComparison:
     """Each packed arm against ``full`` (see the module): characters saved, metrics changed.
 
     Arms are paired by query id (`aligned`) and compared with `compare_arms`

@@ -48,6 +48,7 @@ import numpy as np
 from scipy.stats import norm
 
 from rankproof._errors import InputError
+from rankproof.stats import DEFAULT_ALPHA
 
 PPI_METHOD = "ppi++ mean, power-tuned lambda (ppi_py ppi_mean_ci defaults), normal interval"
 
@@ -128,7 +129,7 @@ def ppi_mean(
     judge_labelled: Sequence[float] | np.ndarray,
     human_labelled: Sequence[float] | np.ndarray,
     *,
-    alpha: float = 0.05,
+    alpha: float = DEFAULT_ALPHA,
     lam: float | None = None,
 ) -> PPIResult:
     """The prediction-powered mean of the human label, with a ``1 − alpha`` interval.

@@ -29,6 +29,13 @@ from rankproof.rag._answers import AnswerFile, AnswerRow, ArmManifest, Reference
 from rankproof.rag._judge import Judge, Label, check_judge_cost
 from rankproof.rag._judging import JUDGE_METRIC, JudgeSummary, run_judge
 from rankproof.rag._text import answer_normalisation
+from rankproof.stats import (
+    DEFAULT_ALPHA,
+    DEFAULT_CORRECTION,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    StatSettings,
+)
 from rankproof.targets import Case, CaseRow, RunProvenance, RunResult, TargetResponse
 
 if TYPE_CHECKING:
@@ -234,9 +241,9 @@ def score_answers(answers: AnswerFile, references: References | None = None, *,
 
 def compare_arms(arms: Sequence[AnswerFile], references: References | None = None, *,
                  qrels: Qrels | None = None, metrics: Sequence[str] = DEFAULT_METRICS,
-                 allow_arm_mismatch: bool = False, alpha: float = 0.05,
-                 correction: str = "holm", resamples: int = 10_000, seed: int = 0
-                 ) -> tuple[Comparison, list[RagReport]]:
+                 allow_arm_mismatch: bool = False, alpha: float = DEFAULT_ALPHA,
+                 correction: str = DEFAULT_CORRECTION, resamples: int = DEFAULT_RESAMPLES,
+                 seed: int = DEFAULT_SEED) -> tuple[Comparison, list[RagReport]]:
     """Every arm against the first, per metric, paired by query id (one family, Holm).
 
     Arms must answer the same queries (`aligned`); arms whose manifests differ
@@ -272,8 +279,9 @@ def compare_arms(arms: Sequence[AnswerFile], references: References | None = Non
               if all(set(r.values(m)) == set(reports[0].values(m)) and r.values(m)
                      for r in reports)]
     scores = {r.name: {m: r.values(m) for m in shared} for r in reports}
-    result = compare_scores(scores, baseline=base.name, alpha=alpha, correction=correction,
-                            resamples=resamples, seed=seed, unit="query")
+    stats = StatSettings(alpha=alpha, correction=correction,  # type: ignore[arg-type]
+                         resamples=resamples, seed=seed)
+    result = compare_scores(scores, baseline=base.name, stats=stats, unit="query")
     for r in reports:
         caveats.extend(f"{r.name}: {c}" for c in r.caveats)
     return dataclasses.replace(result, caveats=tuple(dict.fromkeys(caveats))), reports

@@ -32,7 +32,7 @@ def verdict_of(row: ComparisonRow) -> Verdict:
         wins=row.wins, ties=row.ties, losses=row.losses, underpowered=row.underpowered,
         queries_needed=r.queries_needed, notes=tuple(row.notes), qids=tuple(row.qids),
         baseline_values=tuple(row.baseline_values),
-        candidate_values=tuple(row.candidate_values),
+        candidate_values=tuple(row.candidate_values), null=row.null,
     )
 
 

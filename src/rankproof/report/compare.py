@@ -15,6 +15,7 @@ from rich import box
 from rich.table import Table
 
 from rankproof.comparison import Comparison, ComparisonRow, format_end
+from rankproof.report._view_parts import verdict_of
 from rankproof.report.console import escape_controls
 from rankproof.report.view import Matrix, MatrixCell, Verdict
 
@@ -34,17 +35,62 @@ _SHORT = {"randomization": "inverted randomization test", "t": "t interval",
           "sign": "inverted sign test (median)", "tukey": "Tukey HSD simultaneous interval"}
 
 
-_HIT_FAMILY = "Success"
 _STYLES = {"better": "green", "worse": "bold red", "no detectable difference": "",
            "non-inferior": "green", "not shown non-inferior": "bold red"}
 
 
 def label(measure: str) -> str:
-    """A measure's label in tables: ``Success@k`` reads ``hit@k`` (the name people look for
-    beside trec recall ``R@k``); every other name as is. JSON keeps the canonical name."""
-    if measure.startswith(_HIT_FAMILY) and measure[len(_HIT_FAMILY):][:1] in ("@", "(", ""):
-        return "hit" + measure[len(_HIT_FAMILY):]
+    """A measure's label in tables: its canonical name, the one JSON and HTML carry.
+
+    One spelling per measure in every format (``Success@1``, never ``hit@1`` in one
+    form and ``Success@1`` in another), so a reader can search one output for a name
+    seen in another. The parser still reads ``hit@k`` as an alias of ``Success@k``.
+    """
     return measure
+
+
+_CORRECTIONS = {"holm": "Holm", "bh": "Benjamini–Hochberg", "bonferroni": "Bonferroni",
+                "none": "no correction", "tukey-hsd": "randomized Tukey HSD"}
+
+
+def _family(verdicts: Sequence[Verdict], v: Verdict) -> int:
+    """How many rows ``v`` was corrected with: every row of the result under its correction
+    (one `compare_pairs` call per result), per measure for Tukey HSD (its family is the
+    pairs of one measure)."""
+    return sum(1 for w in verdicts if w.correction == v.correction
+               and (v.correction != "tukey-hsd" or w.measure == v.measure))
+
+
+def decision(verdicts: Sequence[Verdict], v: Verdict) -> str:
+    """The rule ``v``'s verdict was decided by: its test, its correction with the size of
+    its family, and its level (``randomization test, Holm over 6 tests, α = 0.05``)."""
+    n = _family(verdicts, v)
+    corr = _CORRECTIONS.get(v.correction or "none", v.correction or "none")
+    family = (f"{corr} over {n} test{'s' if n != 1 else ''}" if v.correction not in (None, "none")
+              else f"no correction ({n} test{'s' if n != 1 else ''})")
+    alpha = f", α = {v.alpha:g}" if v.alpha is not None else ""
+    return f"{v.test or 'paired'} test, {family}{alpha}"
+
+
+def decided_by(verdicts: Sequence[Verdict]) -> str:
+    """One legend line for every verdict of a result: ``decided by: <rule>.`` when all rows
+    share it, else each rule followed by the rows it decided (so two verdicts of one
+    result that disagree show why: another test, family or level). Every format prints
+    it beside its verdicts; empty when there are none."""
+    if not verdicts:
+        return ""
+    rules: dict[str, list[str]] = {}
+    for v in verdicts:
+        rules.setdefault(decision(verdicts, v), []).append(f"{v.candidate} on {v.measure}")
+    if len(rules) == 1:
+        return f"Verdicts decided by: {next(iter(rules))}."
+    return "Verdicts decided by, per row: " + "; ".join(
+        f"{rule} ({', '.join(rows)})" for rule, rows in rules.items()) + "."
+
+
+def verdicts_of(c: Comparison) -> tuple[Verdict, ...]:
+    """The comparison's rows as the view's `Verdict` rows (for `decided_by`)."""
+    return tuple(verdict_of(r) for r in c.rows)
 
 
 def interval_text(row: ComparisonRow, digits: int = 4) -> str:
@@ -132,6 +178,8 @@ def comparison_tables(c: Comparison) -> list[tuple[Table, list[str]]]:
         for row, marks in rows:
             table.add_row(*_cells(c, row, marks), style=styles[row.verdict])
         tables.append((table, notes))
+    if tables:
+        tables[-1][1].append(decided_by(verdicts_of(c)))
     return tables
 
 
@@ -151,6 +199,8 @@ def comparison_markdown(c: Comparison) -> str:
         out.extend(f"{escape_controls(n)}  " for n in notes)
         if notes:
             out.append("")
+    if c.rows:
+        out.extend([escape_controls(decided_by(verdicts_of(c))), ""])
     if c.caveats:
         out.append("**Caveats**\n")
         out.extend(f"- {escape_controls(cav)}" for cav in c.caveats)
@@ -193,7 +243,7 @@ def comparison_compact_table(c: Comparison) -> tuple[Table, list[str]]:
                           interval_text(row, 3), level_text(row), p_text(row.p_corrected),
                           f"{row.wins}/{row.ties}/{row.losses}", _short_verdict(row),
                           style=styles[row.verdict])
-    footer = [f"[{i}] {n}" for i, n in enumerate(notes, 1)]
+    footer = [*(f"[{i}] {n}" for i, n in enumerate(notes, 1)), decided_by(verdicts_of(c))]
     needed = [f"{r.candidate} on {label(r.measure)}: ~{r.result.queries_needed}" for r in c.rows
               if r.underpowered]
     if needed:
@@ -299,7 +349,7 @@ def verdicts_table(m: Matrix, *, detail: bool = False) -> tuple[Table, list[str]
             table.add_row(label(group.measure),
                           ", ".join(v.candidate for v in group.folded), "", "", "", "",
                           f"n.s.{under} ({len(group.folded)})")
-    footer = []
+    footer = [decided_by([v for g in m.verdicts for v in (*g.shown, *g.folded)])]
     if detail and needed:
         footer.append("n.s.* = no detectable difference, underpowered; queries needed for 80% "
                       "power: " + "; ".join(needed))

@@ -1,8 +1,8 @@
 """The tables of ``rankproof eval``: stage means, means per category, abstention.
 
-The report keeps canonical measure names (``Success@1``); the tables show the
-hit rate as ``hit@1``, the name people look for beside trec recall ``R@1``
-(the share of relevant chunks found, which a single hit does not make 1).
+The tables show the report's canonical measure names (``Success@1``, the hit
+rate, beside trec recall ``R@1``, the share of relevant chunks found), as every
+other format does.
 Names from files (the inputs' name, stage names, categories) enter as plain
 text, never markup.
 """

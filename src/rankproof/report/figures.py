@@ -22,8 +22,9 @@ report cannot disagree. What differs is only how it is put on paper:
 Which figures a result supports (`supported_kinds`): a result with verdicts (a
 comparison, an eval report, a gate verdict) → ``forest`` (every candidate's
 Δ and interval on one measure), ``per-query`` (one candidate's sorted per-query
-differences) and ``null`` (the null distribution of one candidate's test, recomputed
-from the stored differences with the stored seed, exactly as the HTML does); a
+differences) and ``null`` (the null distribution of one candidate's test, as the
+comparison layer stored it in the row: `rankproof.comparison.NullSummary`, the same
+one the HTML draws; nothing is recomputed here); a
 result with curves (discovery's calibration and distractor curves, interpolated
 precision–recall of measure results) → ``curve``; a results-history trend (the JSON
 of ``rankproof history trend -f json``) → ``trend``. Asking for another kind is an
@@ -47,13 +48,18 @@ if TYPE_CHECKING:
     from matplotlib.axis import Axis
     from matplotlib.figure import Figure
 
+    from rankproof.comparison import NullSummary
     from rankproof.report._svg import Drawing
     from rankproof.report.view import Verdict, View
-    from rankproof.stats import NullDistribution
 
-__all__ = ["COLUMN_WIDTH", "FIGURE_FORMATS", "FIGURE_KINDS", "PUBLICATION_RC", "TREND_KIND",
-           "FigureKind", "FigureRequest", "declutter", "draw_figure", "figure_format",
-           "fit_text", "load_result", "null_of", "save_figure", "supported_kinds"]
+__all__ = ["COLUMN_WIDTH", "FIGURE_FORMATS", "FIGURE_KINDS", "NULL_MISSING_NOTE",
+           "PUBLICATION_RC", "TREND_KIND", "FigureKind", "FigureRequest", "declutter",
+           "draw_figure", "figure_format", "fit_text", "load_result", "null_of", "save_figure",
+           "supported_kinds"]
+
+NULL_MISSING_NOTE = ("the null distributions are not drawn: this result was saved before "
+                     "comparison rows stored them (compare again to draw them)")
+"""What a report says where an old result's rows carry no `NullSummary` to draw."""
 
 FigureKind = Literal["forest", "per-query", "null", "curve", "trend"]
 FIGURE_KINDS: tuple[str, ...] = ("forest", "per-query", "null", "curve", "trend")
@@ -81,7 +87,6 @@ PUBLICATION_RC: dict[str, Any] = {
 }
 """matplotlib settings of saved figures, over the report's own (`rankproof.report._svg.RC`)."""
 
-_NULL_TESTS = ("randomization", "bootstrap", "t", "wilcoxon", "sign")
 _METADATA: dict[str, dict[str, Any]] = {
     "png": {"Software": None},
     "svg": {"Date": None, "Creator": None},
@@ -120,7 +125,7 @@ def figure_format(path: Path, fmt: str | None = None) -> str:
 
 
 def _null_verdict(v: Verdict) -> bool:
-    return v.test in _NULL_TESTS and v.verdict not in ("non-inferior", "not shown non-inferior")
+    return v.null is not None
 
 
 def supported_kinds(result: View | Mapping[str, Any]) -> tuple[str, ...]:
@@ -139,21 +144,12 @@ def supported_kinds(result: View | Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(kinds)
 
 
-def null_of(v: Verdict) -> NullDistribution | None:
-    """The null distribution of ``v``'s test, from its stored per-query differences and seed
-    (what the HTML report and ``plot --kind null`` draw); None when there is none to draw:
-    a non-inferiority row (its null is shifted and one-sided), an unknown test, or too few
-    queries or no variation."""
-    from rankproof.stats import null_distribution
-
-    if not _null_verdict(v):
-        return None
-    try:
-        return null_distribution(dict(zip(v.qids, v.deltas, strict=True)),
-                                 test=cast(Any, v.test), resamples=v.resamples or 10_000,
-                                 seed=v.seed if v.seed is not None else 0)
-    except ValueError:
-        return None
+def null_of(v: Verdict) -> NullSummary | None:
+    """The null distribution of ``v``'s test as its row stored it (what the HTML report and
+    ``plot --kind null`` draw); None when the row has none: a non-inferiority row (its null
+    is shifted and one-sided), a test with no replayable null, or a result saved before
+    rows stored theirs (`NULL_MISSING_NOTE`)."""
+    return v.null
 
 
 def _canonical(measure: str) -> str:
@@ -187,7 +183,8 @@ def _verdict(view: View, measure: str, system: str | None, *, null: bool) -> Ver
     names = list(dict.fromkeys(v.candidate for v in rows))
     if not names:
         raise InputError(f"no row on {measure} stores per-query values"
-                         + (" for a test with a null distribution" if null else ""),
+                         + (" and a null distribution (a result saved before rows stored "
+                            "theirs: compare again to draw it)" if null else ""),
                          field="measure")
     chosen = _choose("candidate", "--system", system, names)
     return next(v for v in rows if v.candidate == chosen)
@@ -200,8 +197,11 @@ def draw_figure(result: View | Mapping[str, Any], request: FigureRequest) -> Dra
     kinds = supported_kinds(result)
     if request.kind not in kinds:
         what = "this trend" if isinstance(result, Mapping) else f"this {result.kind} result"
+        old = (request.kind == "null" and not isinstance(result, Mapping)
+               and any(v.qids for v in result.verdicts))
         raise InputError(f"{what} cannot be drawn as --kind {request.kind}; it supports "
-                         + (", ".join(kinds) if kinds else "no figure kind"), field="kind")
+                         + (", ".join(kinds) if kinds else "no figure kind")
+                         + (f" ({NULL_MISSING_NOTE})" if old else ""), field="kind")
     if isinstance(result, Mapping):
         from rankproof.report.history import trend_figure
 
@@ -237,9 +237,7 @@ def draw_figure(result: View | Mapping[str, Any], request: FigureRequest) -> Dra
         return plots.delta_figure(list(v.deltas), higher_is_better=v.higher_is_better,
                                   title=f"per-query Δ, sorted ({title})")
     null = null_of(v)
-    if null is None:
-        raise InputError(f"{title}: no null distribution to draw (too few queries or no "
-                         "variation)", field="system")
+    assert null is not None  # _verdict chose a row that stores one
     return plots.null_figure(null, title=f"null distribution of the {v.test} statistic "
                                          f"({title})")
 

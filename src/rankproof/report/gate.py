@@ -64,9 +64,16 @@ def _subtitle(v: GateVerdict) -> str:
     parts = [f"run {v.run!r}"]
     if v.baseline is not None:
         parts.append(f"baseline {v.baseline!r}")
-        parts.append(f"randomization test, {v.resamples} resamples, seed {v.seed}, "
-                     f"{v.correction} correction; intervals: the test inverted at each "
-                     "check's corrected level (one-sided for no_regression_beyond)")
+        tests = ", ".join(dict.fromkeys(c.test for c in v.checks if c.test)) or "no"
+        family = sum(c.kind == "vs_baseline" for c in v.checks)
+        alphas = ", ".join(dict.fromkeys(f"α={c.alpha:g}" for c in v.checks
+                                         if c.alpha is not None))
+        parts.append(f"{tests} test, {v.resamples} resamples, seed {v.seed}, "
+                     f"{v.correction} correction over {family} baseline "
+                     f"check{'s' if family != 1 else ''}"
+                     + (f", {alphas}" if alphas else "")
+                     + "; intervals: the test inverted at each check's corrected level "
+                       "(one-sided for no_regression_beyond)")
     if v.source:
         parts.append(f"checks {v.source}")
     return "; ".join(parts)

@@ -32,7 +32,7 @@ from rankproof.report._html_browser import CSS as BROWSER_CSS
 from rankproof.report._html_browser import SCRIPT, STATIC_ROWS, browser_html
 from rankproof.report._html_matrix import CSS as MATRIX_CSS
 from rankproof.report._html_matrix import answer_html
-from rankproof.report.compare import p_text
+from rankproof.report.compare import decided_by, p_text
 from rankproof.report.view import Table, Verdict, View
 
 __all__ = ["STATIC_ROWS", "render_html"]
@@ -110,7 +110,7 @@ def _verdict_rows(verdicts: Sequence[Verdict]) -> str:
                   else "each at its row's level " if levels else "")
                + f"(correction: {', '.join(corrections) or '—'}); an interval excludes 0 exactly "
                "when its verdict is better or worse. W/T/L counts queries by the measure's "
-               "polarity.")
+               "polarity. " + decided_by(verdicts))
     return (f'<div class="scroll"><table id="verdict-table"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table></div><p class=note>{_e(caption)}</p>")
 
@@ -135,25 +135,27 @@ def _forest(view: View) -> str:
 
 
 def _null_svg(v: Verdict, prefix: str) -> str | None:
-    from rankproof.report.figures import null_of
     from rankproof.report.plots import null_plot
 
-    # The one recomputation `rankproof plot --kind null` draws too (None: nothing to draw).
-    null = null_of(v)
-    if null is None:
+    # The row's stored null distribution, drawn as stored (None: the row has none).
+    if v.null is None:
         return None
-    svg: str = null_plot(null, title=f"null distribution of the {v.test} statistic",
+    svg: str = null_plot(v.null, title=f"null distribution of the {v.test} statistic",
                          id_prefix=prefix)
     return svg
 
 
-
 def _deltas(view: View) -> str:
+    from rankproof.comparison import NULL_TESTS
+    from rankproof.report.figures import NULL_MISSING_NOTE
     from rankproof.report.plots import delta_plot
 
     out = []
+    missing = False  # an old result's row whose test has a null it did not store
     for i, d in enumerate(view.deltas):
         v = d.verdict
+        missing = missing or (v.null is None and v.test in NULL_TESTS
+                              and v.verdict not in ("non-inferior", "not shown non-inferior"))
         title = f"{v.measure}: {v.candidate} − {v.baseline}"
         svg = delta_plot(list(v.deltas), higher_is_better=v.higher_is_better,
                          title=f"per-query Δ, sorted ({title})", id_prefix=f"delta{i}-")
@@ -161,13 +163,15 @@ def _deltas(view: View) -> str:
         parts = [_figure(svg, "per-query differences, sorted; wins and losses coloured by "
                               "the measure's polarity")]
         if null is not None:
-            parts.append(_figure(null, "null distribution recomputed from the stored per-query "
-                                       f"differences with seed {v.seed}; observed value marked"))
+            parts.append(_figure(null, "null distribution of the row's test (its own "
+                                       f"resamples and seed {v.seed}), as the comparison "
+                                       "stored it; observed value marked"))
         open_ = " open" if i < 2 else ""
         out.append(f'<details class="delta"{open_}><summary>{_e(title)} — '
                    f'<span class="{_cls(v.verdict)}">{_e(v.verdict)}</span></summary>'
                    f'<div class="plots">{"".join(parts)}</div></details>')
-    return "".join(out)
+    note = f'<p class="note">{_e(NULL_MISSING_NOTE)}</p>' if missing else ""
+    return note + "".join(out)
 
 
 def _latency(view: View) -> str:

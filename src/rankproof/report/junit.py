@@ -76,7 +76,7 @@ def verdict_junit(v: GateVerdict, *, suite: str | None = None,
             failure = ET.SubElement(case, "failure", {
                 "message": _clean(c.message),
                 "type": "rankproof.regression" if c.kind == "vs_baseline"
-                else "rankproof.threshold"})
+                else f"rankproof.{c.kind}"})
             failure.text = _clean(_details(c))
         elif c.outcome == "WARN":
             out = ET.SubElement(case, "system-out")

@@ -29,7 +29,7 @@ from pathlib import PurePath
 from typing import Any
 
 from rankproof._version import __version__
-from rankproof.report.compare import label, p_text
+from rankproof.report.compare import decided_by, label, p_text
 from rankproof.report.console import escape_controls
 from rankproof.report.view import Matrix, MatrixCell, Table, Verdict, View
 from rankproof.stats import INTERVAL_LABELS
@@ -184,6 +184,7 @@ def _verdict_table(view: View) -> list[str]:
                           + (f", $\\alpha = {alphas}$" if alphas else "") + ")."))
     lines.append(_note(9, f"Interval: {methods}, at the row's level (the one its verdict "
                           "agrees with)."))
+    lines.append(_note(9, tex_text(decided_by(verdicts), clip=1_000)))
     lines.append(r"\end{tabular}")
     return lines
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from rankproof.comparison import format_end
-from rankproof.report.compare import MARK_GLYPHS, label, p_text
+from rankproof.report.compare import MARK_GLYPHS, decided_by, label, p_text
 from rankproof.report.console import escape_controls
 from rankproof.report.view import Browser, Matrix, MatrixCell, Table, Verdict, View
 from rankproof.stats import INTERVAL_LABELS
@@ -164,7 +164,7 @@ def _verdict_caption(verdicts: Sequence[Verdict]) -> str:
                      + (f", α = {alphas}" if alphas else ""))
     parts.append(f"interval: {constructions}, at the row's level ({levels or 'as stored'}), "
                  "the interval its verdict agrees with")
-    return "; ".join(parts) + "."
+    return "; ".join(parts) + ". " + md_text(decided_by(verdicts), clip=_CLIP_LINE)
 
 
 def _verdict_block(view: View) -> _Block | None:

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from rankproof.stats import NullDistribution
+    from rankproof.comparison import NullSummary
 
 #: A forest-plot row: (label, difference, low, high, verdict, confidence level).
 ForestRow = tuple[str, float, float | None, float | None, str, float | None]
@@ -246,92 +246,69 @@ def _steps(x: np.ndarray, y: np.ndarray, left: float, right: float,
     return px, py
 
 
-def null_plot(null: NullDistribution, *, title: str, id_prefix: str) -> str:
+def null_plot(null: NullSummary, *, title: str, id_prefix: str) -> str:
     """`null_figure` as an inline ``<svg>`` element."""
     return to_svg(null_figure(null, title=title), id_prefix=id_prefix)
 
 
-def null_figure(null: NullDistribution, *, title: str) -> Drawing:
+def null_figure(null: NullSummary, *, title: str) -> Drawing:
     """The test's null distribution with the observed statistic marked (and its mirror).
 
-    Resampling tests draw a histogram of ``null.samples``; analytic tests
-    (t, Wilcoxon, sign) draw their reference density or probabilities. The
-    p-value is in the legend, beside the observed value.
+    Draws only what the row stored (`rankproof.comparison.NullSummary`, computed
+    with the row's own test, resamples and seed when the row was): a resampling
+    test's histogram, or an analytic test's reference density (t, Wilcoxon) or
+    probabilities (sign). The p-value is in the legend, beside the observed value.
     """
     stat, mirror = null.statistic, null.mirror
-    what = null.statistic_label
-    if null.samples is not None:
-        how = f"{null.test} test, {null.resamples} resamples, seed {null.seed}"
-        if null.exact:
-            how = f"{null.test} test, all {len(null.samples)} sign vectors"
-        if len(null.samples) == 0:
-            return blank(title)
-        xs: np.ndarray | None = None
-    else:
-        reference = _reference(null)
-        if reference is None:
-            return blank(title, f"no reference distribution ({null.test} test, n = {null.n})")
-        xs, how = reference
+    what, how = null.statistic_label, null.description
+    if null.shape == "none":
+        return blank(title, how)
 
     def draw(fig: Figure) -> None:
         ax = fig.add_subplot()
-        if null.samples is not None:
-            bins = int(min(60, max(10, math.sqrt(len(null.samples)))))
-            ax.hist(null.samples, bins=bins, histtype="stepfilled", color=NEUTRAL, alpha=0.6,
-                    linewidth=0)
+        if null.shape == "histogram":
+            ax.stairs(null.y, null.x, fill=True, color=NEUTRAL, alpha=0.6, linewidth=0)
             ax.set_ylabel("resamples")
+        elif null.shape == "probability":
+            ax.fill_between(null.x, 0.0, null.y, step="mid", color=NEUTRAL, alpha=0.6,
+                            linewidth=0)
+            ax.set_ylabel("probability")
         else:
-            assert xs is not None
-            ys = null.density(xs)
-            if null.test == "sign":
-                ax.fill_between(xs, 0.0, ys, step="mid", color=NEUTRAL, alpha=0.6, linewidth=0)
-                ax.set_ylabel("probability")
-            else:
-                ax.fill_between(xs, 0.0, ys, color=NEUTRAL, alpha=0.6, linewidth=0)
-                ax.set_ylabel("density")
-        if math.isfinite(stat):
+            ax.fill_between(null.x, 0.0, null.y, color=NEUTRAL, alpha=0.6, linewidth=0)
+            ax.set_ylabel("density")
+        if stat is not None:
             ax.axvline(stat, color=BETTER, linewidth=1.8,
                        label=f"observed {what} = {stat:.4g} (p = {_p(null.p_value)})")
         else:
             ax.plot([], [], " ", label=f"observed {what} undefined (p = {_p(null.p_value)})")
-        if mirror is not None and math.isfinite(mirror) and mirror != stat:
+        if mirror is not None and mirror != stat:
             ax.axvline(mirror, color=BETTER, linewidth=1.2, linestyle="--",
                        label=f"as extreme, other side ({mirror:.4g})")
-        if null.bootstrap_p == "asl":
+        if null.zero_line:
             ax.axvline(0.0, color=INK, linewidth=1.0, linestyle=":",
                        label="0 (the p-value counts means beyond it)")
         ax.set_xlabel(f"{what} under the null ({how})")
         ax.set_title(literal(title, 120), loc="left")
         ax.legend(loc="upper left", frameon=False, fontsize=8)
 
-    label = (f"{title}: null distribution of the {what} ({how}); observed {stat:.4g}, "
+    shown = "undefined" if stat is None else f"{stat:.4g}"
+    label = (f"{title}: null distribution of the {what} ({how}); observed {shown}, "
              f"p = {_p(null.p_value)}")
     return Drawing((_WIDTH, 2.8), draw, label, _NUMERIC_MARGINS)
 
 
-def _reference(null: NullDistribution) -> tuple[np.ndarray, str] | None:
-    """Where to evaluate an analytic test's reference, and how to describe it."""
+# -- latency -------------------------------------------------------------------------
+
+
+def _drawn_rank(values: Sequence[float], pct: float) -> float:
+    """Where a box or marker of the latency picture sits: the nearest-rank percentile of the
+    values drawn (``inverted_cdf``, the rule of the report's own tables), as matplotlib's
+    box plots place theirs. Geometry of the drawing, not a statistic of the result: the
+    tables' p50/p95/p99 come from the result."""
     import numpy as np
 
-    stat = null.statistic
-    reach = abs(stat) if math.isfinite(stat) else 0.0
-    if null.test == "t" and null.df is not None:
-        lim = max(4.0, 1.15 * reach)
-        return np.linspace(-lim, lim, 241), f"Student t, {null.df} df"
-    if null.test == "wilcoxon" and null.mean is not None and null.sd:
-        lim = max(4.0 * null.sd, 1.15 * abs(stat - null.mean) if math.isfinite(stat) else 0.0)
-        return (np.linspace(null.mean - lim, null.mean + lim, 241),
-                f"normal approximation over {null.trials} non-zero differences")
-    if null.test == "sign" and null.trials:
-        t = null.trials
-        half = max(5.0 * math.sqrt(t) / 2.0, abs(stat - t / 2.0) + 1.0)
-        lo, hi = max(0, math.floor(t / 2.0 - half)), min(t, math.ceil(t / 2.0 + half))
-        return (np.arange(lo, hi + 1, dtype=np.float64),
-                f"Binomial({t}, 1/2) over the non-tied queries")
-    return None
-
-
-# -- latency -------------------------------------------------------------------------
+    return float(np.percentile(np.asarray(values, dtype=np.float64), pct,
+                               method="inverted_cdf"))
 
 
 def latency_plot(
@@ -344,8 +321,6 @@ def latency_plot(
     markers at p50, p95 and p99 (nearest rank, as the report's tables). The axis is
     logarithmic when the values span more than two orders of magnitude."""
     import numpy as np
-
-    from rankproof.stats import nearest_rank
 
     data = [(name, _finite(values)) for name, values in stages]
     data = [(name, v[v >= 0]) for name, v in data]
@@ -368,10 +343,10 @@ def latency_plot(
             w = np.maximum(v, floor)
             values = sorted(w.tolist())
             ax.hlines(y, values[0], values[-1], colors=NEUTRAL, linewidth=1)
-            q1, q3 = nearest_rank(values, 25.0), nearest_rank(values, 75.0)
+            q1, q3 = _drawn_rank(values, 25.0), _drawn_rank(values, 75.0)
             ax.barh(y, q3 - q1, left=q1, height=0.45, color=SERIES[4], alpha=0.5, linewidth=0)
         for name, pct, marker, colour in marks:
-            px = [nearest_rank(sorted(np.maximum(v, floor).tolist()), pct)
+            px = [_drawn_rank(sorted(np.maximum(v, floor).tolist()), pct)
                   for _, v in data if len(v)]
             py = [y for y, (_, v) in zip(ys, data, strict=True) if len(v)]
             ax.plot(px, py, linestyle="none", marker=marker, color=colour, markersize=6,
@@ -386,8 +361,8 @@ def latency_plot(
         ax.legend(loc="lower right", frameon=False, fontsize=8, ncols=3)
 
     summary = "; ".join(
-        f"{name}: p50 {nearest_rank(v.tolist(), 50.0):.3g} ms, "
-        f"p95 {nearest_rank(v.tolist(), 95.0):.3g} ms" for name, v in data[:20] if len(v))
+        f"{name}: p50 {_drawn_rank(v.tolist(), 50.0):.3g} ms, "
+        f"p95 {_drawn_rank(v.tolist(), 95.0):.3g} ms" for name, v in data[:20] if len(v))
     return render((_WIDTH, 1.1 + 0.42 * len(data)), draw, id_prefix=id_prefix,
                   label=f"{title}: {summary}")
 

@@ -14,7 +14,10 @@ raw here; escaping is each renderer's job, for its own format.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rankproof.comparison import NullSummary
 
 __all__ = ["Bars", "Browser", "BrowserQuery", "Curve", "Deltas", "Folded", "Latency", "Matrix",
            "MatrixCell", "MatrixRow", "Series", "Table", "Verdict", "View"]
@@ -27,7 +30,9 @@ class Verdict:
     ``ci_low``/``ci_high`` are the row's own interval at ``ci_level``, the one
     its verdict agrees with (None when the document has none, e.g. a
     threshold check). ``qids`` and the value tuples are the paired per-query
-    values (empty when the document did not keep them).
+    values (empty when the document did not keep them). ``null`` is the row's null
+    distribution as the comparison layer stored it, for the figure (None when the row
+    has none, or was saved before rows stored it).
     """
 
     baseline: str
@@ -59,6 +64,7 @@ class Verdict:
     qids: tuple[str, ...] = ()
     baseline_values: tuple[float, ...] = ()
     candidate_values: tuple[float, ...] = ()
+    null: NullSummary | None = None
 
     @property
     def significant(self) -> bool:

@@ -181,6 +181,22 @@ def _comparison(doc: Document) -> View:
                  provenance=prov)
 
 
+def _rule(check: Mapping[str, Any]) -> str:
+    """A check's rule in words, by its own kind: a threshold's bound, a baseline check's
+    "no regression", and for any other kind the rule it recorded (else its kind's name),
+    never a baseline check's words for a check that is not one. Files written before
+    checks recorded their kind are read by their fields, as they were then."""
+    kind = check.get("kind")
+    if kind is None:
+        kind = "threshold" if check.get("op") is not None else "vs_baseline"
+    if kind == "threshold":
+        return f"{check.get('op')} {check.get('threshold'):g}"
+    if kind == "vs_baseline":
+        return ("no regression" if check.get("margin") is None
+                else f"no regression beyond {check['margin']:g}")
+    return str(check.get("rule") or kind)
+
+
 def _gate(doc: Document) -> View:
     data = doc.data
     checks = data["checks"]
@@ -189,9 +205,7 @@ def _gate(doc: Document) -> View:
     rows = []
     verdicts = []
     for c in checks:
-        rule = (f"{c['op']} {c['threshold']:g}" if c.get("op") is not None
-                else "no regression" if c.get("margin") is None
-                else f"no regression beyond {c['margin']:g}")
+        rule = _rule(c)
         interval = "—"
         if c.get("ci_low") is not None and c.get("ci_high") is not None:
             interval = (f"{c['difference']:+.4f} [{c['ci_low']:+.4f}, {c['ci_high']:+.4f}]"

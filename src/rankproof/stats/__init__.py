@@ -12,19 +12,24 @@ The default comparison is :func:`paired_test` with the sign-flip
 test inverted over shifts; :func:`bootstrap_ci` the percentile bootstrap
 beside it); :func:`paired_tests` runs many such tests from one shared draw of sign
 vectors (:func:`sign_flip_family`), with the same numbers; :func:`correct` adjusts a family of
-p-values (Holm by default). :func:`wilcoxon` and :func:`sign_test` exist for
-comparison with other tools, never as defaults. :func:`null_distribution`
-replays a test from stored per-query differences and its recorded seed, so a
-report can draw the distribution the p-value came from without storing it.
+p-values (Holm by default). The resampling loops report how far they have got
+through an optional ``progress=`` :data:`ProgressCallback` (a :class:`Tally` adds up
+several, and a result is the same with or without one). :func:`wilcoxon` and
+:func:`sign_test` exist for comparison with other tools, never as defaults.
+:func:`null_distribution` replays a test from stored per-query differences and its
+recorded seed, so a report can draw the distribution the p-value came from without storing it.
 
 Every resampling entry point first estimates what the request costs
 (:class:`Cost`, :func:`paired_test_cost` and friends) and refuses, through
 :func:`check_cost`, one that would exceed the memory or time bound of
 ``rankproof._limits`` — with the estimate in the message.
 
-``CORRECTIONS`` and ``TESTS`` are the valid ``correction=`` and ``test=``
-choices (the tuples the CLI builds its options from). They are importable
-but kept out of ``__all__``, whose pinned order is plain alphabetical.
+:class:`StatSettings` holds the settings of a comparison (test, alpha, correction,
+resamples, seed, confidence level, pairs) as one frozen value validated once; the
+comparison functions take it as ``stats=``. Each default is a named constant
+(``DEFAULT_TEST``, ``DEFAULT_ALPHA``, …, in ``_defaults.py``), and ``TESTS``,
+``CORRECTIONS`` and ``PAIRS`` are the valid choices (the tuples the CLI builds its
+options from).
 """
 
 from rankproof.stats._asymptotic import (
@@ -34,13 +39,28 @@ from rankproof.stats._asymptotic import (
     choose_procedure,
 )
 from rankproof.stats._bootstrap import BootstrapResult, bootstrap_ci
-from rankproof.stats._correct import CORRECTIONS, Correction, correct
+from rankproof.stats._correct import correct
 from rankproof.stats._cost import (
     OPERATIONS_PER_SECOND,
     Cost,
     check_cost,
     paired_test_cost,
     tukey_cost,
+)
+from rankproof.stats._defaults import (
+    CORRECTIONS,
+    DEFAULT_ALPHA,
+    DEFAULT_CONFIDENCE_LEVEL,
+    DEFAULT_CORRECTION,
+    DEFAULT_PAIRS,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    DEFAULT_TEST,
+    PAIRS,
+    TESTS,
+    Correction,
+    PairsName,
+    TestName,
 )
 from rankproof.stats._family import SignFlipFamily, sign_flip_family
 from rankproof.stats._interval import (
@@ -54,9 +74,7 @@ from rankproof.stats._null import NullDistribution, null_distribution
 from rankproof.stats._paired import (
     BOOTSTRAP_P,
     TEST_INTERVALS,
-    TESTS,
     PairedResult,
-    TestName,
     paired_test,
     paired_tests,
 )
@@ -78,8 +96,10 @@ from rankproof.stats._power import (
     queries_needed,
     simulated_power,
 )
+from rankproof.stats._progress import ProgressCallback, Tally
 from rankproof.stats._randomization import RandomizationResult, randomization_test
 from rankproof.stats._results import Result
+from rankproof.stats._settings import StatSettings
 from rankproof.stats._tukey import PairComparison, TukeyHSDResult, tukey_hsd_randomized
 from rankproof.stats._validate import (
     PairedScores,
@@ -94,9 +114,17 @@ __all__ = [
     "BERRY_ESSEEN_C",
     "BOOTSTRAP_P",
     "CORRECTIONS",
+    "DEFAULT_ALPHA",
+    "DEFAULT_CONFIDENCE_LEVEL",
+    "DEFAULT_CORRECTION",
+    "DEFAULT_PAIRS",
+    "DEFAULT_RESAMPLES",
+    "DEFAULT_SEED",
+    "DEFAULT_TEST",
     "INTERVAL_LABELS",
     "INTERVAL_METHODS",
     "OPERATIONS_PER_SECOND",
+    "PAIRS",
     "PROCEDURES",
     "TESTS",
     "TEST_INTERVALS",
@@ -110,12 +138,16 @@ __all__ = [
     "PairedInterval",
     "PairedResult",
     "PairedScores",
+    "PairsName",
+    "ProgressCallback",
     "RandomizationResult",
     "Result",
     "SignFlipFamily",
     "SignTestResult",
     "SimulatedPower",
+    "StatSettings",
     "TTestResult",
+    "Tally",
     "TestName",
     "TukeyHSDResult",
     "WilcoxonResult",

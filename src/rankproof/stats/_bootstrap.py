@@ -12,6 +12,7 @@ import numpy.typing as npt
 from rankproof._errors import InputError
 from rankproof.measures import Measure
 from rankproof.stats._cost import bootstrap_cost, check_cost
+from rankproof.stats._defaults import DEFAULT_CONFIDENCE_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 from rankproof.stats._results import Result
 from rankproof.stats._validate import (
     FloatArray,
@@ -93,9 +94,9 @@ def bootstrap_ci(
     *,
     measure: str | Measure | None = None,
     method: BootstrapMethod = "percentile",
-    confidence_level: float = 0.95,
-    resamples: int = 10_000,
-    seed: int = 0,
+    confidence_level: float = DEFAULT_CONFIDENCE_LEVEL,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     batch: int | None = None,
 ) -> BootstrapResult:
     """Paired bootstrap confidence interval for the mean difference ``mean(a − b)``.

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 import numpy as np
 import numpy.typing as npt
 
 from rankproof._errors import InputError
+from rankproof.stats._defaults import CORRECTIONS, DEFAULT_CORRECTION, Correction
 from rankproof.stats._validate import FloatArray, check_choice
 
-Correction = Literal["holm", "bh", "bonferroni", "none"]
-CORRECTIONS: tuple[str, ...] = ("holm", "bh", "bonferroni", "none")
 
-
-def correct(pvalues: npt.ArrayLike, method: Correction = "holm") -> FloatArray:
+def correct(pvalues: npt.ArrayLike, method: Correction = DEFAULT_CORRECTION) -> FloatArray:
     """Adjusted p-values for a family of tests, in the input order, capped at 1.
 
     Comparing several systems or measures at once makes some "significant"

@@ -21,13 +21,15 @@ every level up to ``max_level``, which a correction only lowers.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from rankproof._errors import InputError
+from rankproof.stats._defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
 from rankproof.stats._interval import _keep, accept_count, shift_ends
+from rankproof.stats._progress import ProgressCallback, report
 from rankproof.stats._randomization import (
     SignFlip,
     SignFlipPlan,
@@ -103,10 +105,11 @@ def sign_flip_family(
     ds: Sequence[FloatArray],
     *,
     alternative: str = "two-sided",
-    resamples: int = 10_000,
-    seed: int = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     batch: int | None = None,
     max_level: float = 0.0,
+    progress: ProgressCallback | None = None,
 ) -> SignFlipFamily:
     """The sign-flip test of each difference vector of ``ds`` (each already in query
     order), with ``resamples`` sign vectors from ``seed``, in one pass per query count.
@@ -115,7 +118,9 @@ def sign_flip_family(
     up to it (`SignFlipFamily.bounds`); 0 keeps nothing but the counts. ``batch`` caps
     the resamples processed at once and changes only memory use and speed. Vectors are
     processed a few at a time, so the lookup tables held at once stay within the memory
-    budget however many there are.
+    budget however many there are. ``progress`` is told the row-resamples done of the
+    ``len(ds) × resamples`` planned after each batch (`rankproof.stats._progress`; a
+    vector whose ``2^n`` sign vectors are fewer is enumerated and counts as ``resamples``).
     """
     alternative = check_alternative(alternative)
     resamples = check_int(resamples, "resamples", 1)
@@ -129,6 +134,13 @@ def sign_flip_family(
     exact = [False] * len(vectors)
     lows: list[FloatArray] = [np.empty(0)] * len(vectors)
     highs: list[FloatArray] = [np.empty(0)] * len(vectors)
+    planned = len(vectors) * resamples
+    done = [0]
+
+    def advance(rows: int) -> None:
+        done[0] += rows
+        report(progress, done[0], planned)
+
     by_size: dict[int, list[int]] = {}
     for i, d in enumerate(vectors):
         by_size.setdefault(len(d), []).append(i)
@@ -144,7 +156,8 @@ def sign_flip_family(
             # One pass for the block: the lookup tables held at once stay within budget.
             total, is_exact = plan.total, plan.exact
             keep = _accepting(total, is_exact, max_level) if max_level else 0
-            found = _one_pass([b for _, b in block], n, alternative, seed, batch, keep)
+            found = _one_pass([b for _, b in block], n, alternative, seed, batch, keep,
+                              advance if progress is not None else None, resamples)
             for (j, _), (count, low, high) in zip(block, found, strict=True):
                 counts[j], totals[j], exact[j] = count, total, is_exact
                 lows[j], highs[j] = low, high
@@ -155,8 +168,11 @@ def sign_flip_family(
 
 
 def _one_pass(plans: Sequence[SignFlipPlan], n: int, alternative: str, seed: int,
-              batch: int | None, keep: int) -> list[tuple[int, FloatArray, FloatArray]]:
-    """Counts and kept interval ends of vectors of one length, from one draw of signs."""
+              batch: int | None, keep: int, advance: Callable[[int], None] | None = None,
+              resamples: int = 0) -> list[tuple[int, FloatArray, FloatArray]]:
+    """Counts and kept interval ends of vectors of one length, from one draw of signs;
+    ``advance`` is given the row-resamples each batch completes (``resamples`` per vector
+    over the pass, however many sign vectors the pass draws or enumerates)."""
     flip = plans[0].flip
     total, exact = plans[0].total, plans[0].exact
     ones = SignFlip(np.ones(n)) if keep else None
@@ -179,5 +195,8 @@ def _one_pass(plans: Sequence[SignFlipPlan], n: int, alternative: str, seed: int
                 lows[k] = _keep(lows[k], lo, keep, largest=False)
             if hi is not None:
                 highs[k] = _keep(highs[k], hi, keep, largest=True)
+        if advance is not None:
+            weight = resamples * len(plans)
+            advance(weight * stop // total - weight * start // total)
     return [(count, np.sort(low), -np.sort(-high))
             for count, low, high in zip(counts, lows, highs, strict=True)]

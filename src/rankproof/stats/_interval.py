@@ -43,6 +43,7 @@ from rankproof.measures import Measure
 from rankproof.stats._asymptotic import normal_bounds
 from rankproof.stats._bootstrap import bootstrap_means
 from rankproof.stats._cost import Cost, bootstrap_cost, check_cost, randomization_cost
+from rankproof.stats._defaults import DEFAULT_CONFIDENCE_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 from rankproof.stats._parametric import signed_rank, t_interval
 from rankproof.stats._randomization import SignFlip
 from rankproof.stats._results import Result
@@ -346,10 +347,10 @@ def paired_interval(
     method: IntervalMethod = "randomization",
     *,
     measure: str | Measure | None = None,
-    confidence_level: float = 0.95,
+    confidence_level: float = DEFAULT_CONFIDENCE_LEVEL,
     alternative: Alternative = "two-sided",
-    resamples: int = 10_000,
-    seed: int = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     batch: int | None = None,
     procedure: Literal["resample", "normal"] = "resample",
 ) -> PairedInterval:

@@ -24,11 +24,16 @@ from scipy import stats as sps
 
 from rankproof._errors import InputError
 from rankproof.stats._cost import Cost, bootstrap_cost, check_cost, randomization_cost
+from rankproof.stats._defaults import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    DEFAULT_TEST,
+    TESTS,
+    TestName,
+)
 from rankproof.stats._paired import (
     BOOTSTRAP_P,
-    TESTS,
     BootstrapP,
-    TestName,
     bootstrap_null,
     bootstrap_p_value,
     bootstrap_tolerance,
@@ -145,11 +150,11 @@ class NullDistribution(Result):
 def null_distribution(
     differences: Mapping[str, float] | npt.ArrayLike,
     *,
-    test: TestName = "randomization",
+    test: TestName = DEFAULT_TEST,
     alternative: Alternative = "two-sided",
     bootstrap_p: BootstrapP = "centred",
-    resamples: int = 10_000,
-    seed: int = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     batch: int | None = None,
 ) -> NullDistribution:
     """Recompute the null distribution `paired_test` used, from per-query differences ``a − b``.

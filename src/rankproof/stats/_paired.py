@@ -14,6 +14,15 @@ from rankproof.measures import Measure
 from rankproof.stats._asymptotic import normal_bounds, sign_flip_normal
 from rankproof.stats._bootstrap import bootstrap_means
 from rankproof.stats._cost import check_cost, paired_test_cost
+from rankproof.stats._defaults import (
+    DEFAULT_ALPHA,
+    DEFAULT_CONFIDENCE_LEVEL,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    DEFAULT_TEST,
+    TESTS,
+    TestName,
+)
 from rankproof.stats._family import SignFlipFamily, sign_flip_family
 from rankproof.stats._interval import (
     INTERVAL_METHODS,
@@ -23,6 +32,7 @@ from rankproof.stats._interval import (
 )
 from rankproof.stats._parametric import sign_test, t_interval, wilcoxon
 from rankproof.stats._power import _power, _queries_needed
+from rankproof.stats._progress import ProgressCallback, Tally
 from rankproof.stats._randomization import TIE_RTOL, sign_flip_count, sign_flip_p
 from rankproof.stats._results import Result
 from rankproof.stats._validate import (
@@ -39,8 +49,6 @@ from rankproof.stats._validate import (
     paired_scores,
 )
 
-TestName = Literal["randomization", "t", "bootstrap", "wilcoxon", "sign"]
-TESTS: tuple[str, ...] = ("randomization", "t", "bootstrap", "wilcoxon", "sign")
 CIMethod = IntervalMethod
 CI_METHODS = INTERVAL_METHODS
 #: The interval each test reports by default: the test itself, inverted.
@@ -53,7 +61,7 @@ BootstrapP = Literal["centred", "asl"]
 BOOTSTRAP_P: tuple[str, ...] = ("centred", "asl")
 
 #: Power and queries-needed in a PairedResult are for this two-sided level and target.
-POWER_ALPHA = 0.05
+POWER_ALPHA = DEFAULT_ALPHA
 POWER_TARGET = 0.8
 
 
@@ -129,7 +137,7 @@ class PairedResult(Result):
     procedure: str | None = None
     error_bound: float | None = None
 
-    def significant(self, alpha: float = 0.05) -> bool:
+    def significant(self, alpha: float = DEFAULT_ALPHA) -> bool:
         """``p_value ≤ alpha`` (uncorrected; see :func:`correct` for families of tests)."""
         return self.p_value <= check_probability(alpha, "alpha")
 
@@ -137,15 +145,15 @@ class PairedResult(Result):
 def paired_test(
     a: Scores,
     b: Scores,
-    test: TestName = "randomization",
+    test: TestName = DEFAULT_TEST,
     *,
     measure: str | Measure | None = None,
     alternative: Alternative = "two-sided",
-    confidence_level: float = 0.95,
+    confidence_level: float = DEFAULT_CONFIDENCE_LEVEL,
     ci_method: CIMethod | None = None,
     bootstrap_p: BootstrapP = "centred",
-    resamples: int = 10_000,
-    seed: int = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     batch: int | None = None,
     procedure: Procedure = "resample",
 ) -> PairedResult:
@@ -284,12 +292,13 @@ def _described(a: FloatArray, b: FloatArray, d: FloatArray) -> dict[str, Any]:
 def paired_tests(
     sides: Sequence[tuple[Scores, Scores]],
     *,
-    confidence_level: float = 0.95,
-    resamples: int = 10_000,
-    seed: int = 0,
+    confidence_level: float = DEFAULT_CONFIDENCE_LEVEL,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     batch: int | None = None,
     bootstrap: bool = True,
     max_level: float | None = None,
+    progress: ProgressCallback | None = None,
 ) -> tuple[tuple[PairedResult, ...], SignFlipFamily]:
     """`paired_test` (randomization, two-sided, its own interval) of every ``(a, b)``
     side, the sign-flip parts of all of them from one pass (`sign_flip_family`).
@@ -301,6 +310,10 @@ def paired_tests(
     queries. The family is returned too: `SignFlipFamily.bounds` gives each side's
     inverted interval at any level up to ``max_level`` (default ``1 −
     confidence_level``), e.g. the level a correction gives its row.
+
+    ``progress`` is told the row-resamples done of those planned (``resamples`` per side,
+    twice that with ``bootstrap``) as the sign flips and bootstraps advance
+    (`rankproof.stats._progress`); it changes no number.
     """
     confidence_level = check_probability(confidence_level, "confidence_level")
     resamples = check_int(resamples, "resamples", 1)
@@ -315,13 +328,17 @@ def paired_tests(
                    described("paired_test (randomization, randomization interval)",
                              resamples, batch, pairs.n),
                    knobs="resamples (or batch)", field="resamples")
+    tally = Tally(progress, len(paired) * resamples * (2 if bootstrap else 1))
     family = sign_flip_family([pairs.differences for pairs in paired], resamples=resamples,
-                              seed=seed, batch=batch, max_level=top)
+                              seed=seed, batch=batch, max_level=top,
+                              progress=tally.part(len(paired) * resamples))
     results = []
     for i, pairs in enumerate(paired):
         d = pairs.differences
         boot_low, boot_high = (percentile_bounds(d, level, "two-sided", resamples, seed, batch)
                                if bootstrap else (None, None))
+        if bootstrap:
+            tally.skip(resamples)
         ci_low, ci_high = family.bounds(i, level)
         results.append(PairedResult(
             **_described(pairs.a, pairs.b, d), ci_low=ci_low, ci_high=ci_high,

@@ -11,6 +11,7 @@ from scipy import stats as sps
 
 from rankproof._errors import InputError
 from rankproof.measures import Measure
+from rankproof.stats._defaults import DEFAULT_CONFIDENCE_LEVEL
 from rankproof.stats._results import Result
 from rankproof.stats._validate import (
     Alternative,
@@ -111,7 +112,7 @@ def paired_t(
     *,
     measure: str | Measure | None = None,
     alternative: Alternative = "two-sided",
-    confidence_level: float = 0.95,
+    confidence_level: float = DEFAULT_CONFIDENCE_LEVEL,
 ) -> TTestResult:
     """Paired t-test of the mean difference, with its t-interval.
 

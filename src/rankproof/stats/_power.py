@@ -23,6 +23,7 @@ from scipy import stats as sps
 from rankproof._errors import InputError
 from rankproof.stats._bootstrap import draw_indices
 from rankproof.stats._cost import NOTHING, check_cost, simulated_power_cost
+from rankproof.stats._defaults import DEFAULT_ALPHA, DEFAULT_SEED
 from rankproof.stats._randomization import TIE_RTOL
 from rankproof.stats._results import Result
 from rankproof.stats._validate import (
@@ -56,7 +57,7 @@ def power(
     effect: float,
     sd: float,
     n: int,
-    alpha: float = 0.05,
+    alpha: float = DEFAULT_ALPHA,
     alternative: Alternative = "two-sided",
 ) -> float:
     """Probability that a level-``alpha`` paired test detects a true mean difference ``effect``.
@@ -82,7 +83,7 @@ def queries_needed(
     effect: float,
     sd: float,
     power: float = 0.8,
-    alpha: float = 0.05,
+    alpha: float = DEFAULT_ALPHA,
     alternative: Alternative = "two-sided",
 ) -> int:
     """Smallest number of queries (at least 2) at which :func:`power` reaches ``power``.
@@ -220,9 +221,9 @@ def simulated_power(
     pilot_deltas: npt.ArrayLike | Mapping[str, float],
     effect: float,
     n: int,
-    alpha: float = 0.05,
+    alpha: float = DEFAULT_ALPHA,
     simulations: int = 1000,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
     *,
     test: PowerTest = "t",
     alternative: Alternative = "two-sided",
@@ -356,12 +357,12 @@ def detection_table(
     effects: Sequence[float] = (0.02, 0.05, 0.10),
     ns: Sequence[int] = (50, 100, 200, 500),
     *,
-    alpha: float = 0.05,
+    alpha: float = DEFAULT_ALPHA,
     target_power: float = 0.8,
     alternative: Alternative = "two-sided",
     method: Literal["normal", "simulated"] = "normal",
     simulations: int = 1000,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
     test: PowerTest = "t",
 ) -> DetectionTable:
     """Which differences can a test collection of a given size detect?

@@ -32,6 +32,7 @@ import numpy.typing as npt
 
 from rankproof.measures import Measure
 from rankproof.stats._cost import check_cost, randomization_cost
+from rankproof.stats._defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
 from rankproof.stats._results import Result
 from rankproof.stats._validate import (
     Alternative,
@@ -233,8 +234,8 @@ def randomization_test(
     *,
     measure: str | Measure | None = None,
     alternative: Alternative = "two-sided",
-    resamples: int = 10_000,
-    seed: int = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     batch: int | None = None,
 ) -> RandomizationResult:
     """Paired sign-flip randomization test of the mean difference ``mean(a − b)``.

@@ -12,7 +12,9 @@ import numpy as np
 from rankproof._errors import InputError, PairingError
 from rankproof.measures import Measure, PerQuery
 from rankproof.stats._cost import check_cost, tukey_cost
+from rankproof.stats._defaults import DEFAULT_ALPHA, DEFAULT_RESAMPLES, DEFAULT_SEED
 from rankproof.stats._interval import accept_count
+from rankproof.stats._progress import ProgressCallback, report
 from rankproof.stats._randomization import TIE_RTOL
 from rankproof.stats._results import Result
 from rankproof.stats._validate import (
@@ -62,7 +64,7 @@ class TukeyHSDResult(Result):
     resamples: int
     seed: int
     measure: str | None = None
-    alpha: float = 0.05
+    alpha: float = DEFAULT_ALPHA
     critical_difference: float = math.inf
 
     def interval(self, a: str, b: str) -> tuple[float, float]:
@@ -171,10 +173,11 @@ def tukey_hsd_randomized(
     scores: Mapping[str, Mapping[str, float] | PerQuery],
     *,
     measure: str | Measure | None = None,
-    resamples: int = 10_000,
-    seed: int = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     batch: int | None = None,
-    alpha: float = 0.05,
+    alpha: float = DEFAULT_ALPHA,
+    progress: ProgressCallback | None = None,
 ) -> TukeyHSDResult:
     """Randomized Tukey HSD over every pair of systems (Carterette, TOIS 2012).
 
@@ -194,7 +197,9 @@ def tukey_hsd_randomized(
     (:class:`~rankproof.PairingError` otherwise). Systems and queries are
     sorted by name, so the result does not depend on their order; ``batch``
     (resamples at a time) does not change it either. ``alpha`` sets the
-    level of the simultaneous intervals (``critical_difference``).
+    level of the simultaneous intervals (``critical_difference``). ``progress`` is told
+    the permutations done of ``resamples`` after each batch (`rankproof.stats._progress`);
+    it changes no number.
     """
     systems, qids, matrix = _score_matrix(scores, measure)
     resamples = check_int(resamples, "resamples", 1)
@@ -215,6 +220,7 @@ def tukey_hsd_randomized(
         rows = min(resamples, start + step) - start
         totals = permute(rng, rows)  # (rows, m) column sums of the permuted matrix
         ranges[start : start + rows] = totals.max(axis=1) - totals.min(axis=1)
+        report(progress, start + rows, resamples)
     ranges.sort()
     comparisons = []
     for i in range(m):
