@@ -95,7 +95,7 @@ def test_a_cap_below_one_topic_is_refused_before_any_run_is_read(tmp_path: Path)
     base = _deep(tmp_path / "base.trec", 100, 2000)  # about 90 KiB of text per topic
     # The candidate ends with a malformed line: had it been read, that would be the error.
     cand = _deep(tmp_path / "cand.trec", 100, 2000, tail="q99 Q0 broken\n")
-    code, out, err = cli("compare", str(qrels), str(base), str(cand), "-m", "nDCG@10",
+    code, _out, err = cli("compare", str(qrels), str(base), str(cand), "-m", "nDCG@10",
                          "--memory-cap", "1MiB", "-o", str(tmp_path / "c.json"))
     assert code == 2, err
     assert "cannot hold one topic of this run" in err

@@ -299,10 +299,14 @@ def test_eval_verdicts_fold_the_rows_with_no_detectable_difference() -> None:
     assert shown and folded
     table, footer = verdicts_table(m)
     assert table.row_count == shown + len(folded)  # one line per measure for the n.s. rows
-    assert "--detail lists each" in footer[0]
+    # First the rule the verdicts were decided by, then what the folded lines mean.
+    assert footer[0].startswith("Verdicts decided by: randomization test, Holm over")
+    assert "--detail lists each" in footer[-1]
     table, footer = verdicts_table(m, detail=True)
     assert table.row_count == sum(len(g.shown) + len(g.folded) for g in m.verdicts)
-    assert not footer or "queries needed for 80% power" in footer[0]
+    assert footer[0].startswith("Verdicts decided by:")
+    assert all("--detail lists each" not in f for f in footer)
+    assert len(footer) == 1 or "queries needed for 80% power" in footer[1]
     # The level is said once, in the lines under the matrix, and in no row or column.
     assert "level" not in [str(c.header) for c in table.columns]
 

@@ -271,8 +271,8 @@ def compare(
             if done.streamed is not None:
                 print_note(done.streamed, about=done.per_query.run_name)
         tables = {r.per_query.run_name: r.per_query for r in evaluated}
-        with bar.counting(f"comparing {len(tables)} runs x {len(ms)} measure(s), {test} test, "
-                          f"up to {resamples:,} resamples per row", "resamples") as tick:
+        # Short, so that the count and the ETA fit an 80-column terminal.
+        with bar.counting(f"resampling ({test})", "resamples") as tick:
             result = compare_tables(
                 q, tables, ms, baseline=evaluated[0].per_query.run_name, stats=settings,
                 rel_level=rel_level, topics=str(topics),  # type: ignore[arg-type]
