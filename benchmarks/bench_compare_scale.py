@@ -49,7 +49,7 @@ def timed(argv: list[str]) -> dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out-dir", type=Path, default=Path("/tmp/rankproof-million"))
+    ap.add_argument("--out-dir", type=Path, default=Path("bench-data"))
     ap.add_argument("--topics", type=int, default=1_000_000)
     ap.add_argument("--depth", type=int, default=10)
     ap.add_argument("--json", type=Path, default=None, help="Also write the figures here.")

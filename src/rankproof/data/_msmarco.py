@@ -58,7 +58,7 @@ def read_msmarco_run(
     run_name = name if name is not None else default_run_name(source)
     types = {"qid": pa.dictionary(pa.int32(), pa.string()), "docid": pa.string(),
              "rank": pa.int64()}
-    columns = _contiguous(_fast_table(src, MSMARCO_COLUMNS, types))
+    columns = _contiguous(_fast_table(src, MSMARCO_COLUMNS, types, extra_columns))
     if columns is not None:
         ranks = columns.pop("rank")
         try:

@@ -36,6 +36,7 @@ import pyarrow.csv as pa_csv
 import rankproof._limits as _limits
 from rankproof._errors import InputError
 from rankproof._io import PathLike, atomic_write
+from rankproof.data._bad_row import refused_row
 from rankproof.data._bounds import HugeInt
 from rankproof.data._model import Dedupe, Qrels, Run
 from rankproof.data._stream import WHITESPACE as _WHITESPACE
@@ -62,9 +63,15 @@ _INT64_MAX = 2**63 - 1
 
 
 def _fast_table(
-    src: Input, names: Sequence[str], types: dict[str, pa.DataType]
+    src: Input, names: Sequence[str], types: dict[str, pa.DataType],
+    extra: ExtraColumns = "error",
 ) -> pa.Table | None:
-    """Parse with Arrow, or return None when the file needs the careful path."""
+    """Parse with Arrow, or return None when the file needs the careful path.
+
+    A row Arrow refuses for its number of fields is reported from here, at the careful
+    path's line and in its words, when `_bad_row.refused_row` can prove that line is the
+    careful path's first error: a malformed line then costs one more streaming pass, not
+    a line-by-line parse of the whole file."""
     head = src.first_line()
     if not head.strip() or head.lstrip().startswith(b"#"):
         return None
@@ -119,9 +126,16 @@ def _fast_table(
             with PlainScan(str(src.path), delimiter) as scan:
                 try:
                     table = read(str(src.path), plain=True)
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                     table = None  # maybe not plain: the validated re-read below decides
                     scan.stop()
+                    refused = refused_row(str(src.path), str(exc), delimiter, len(names),
+                                          extra == "ignore")
+                    if refused is not None:
+                        layout = LAYOUTS.get(tuple(names), " ".join(names))
+                        raise InputError(
+                            f"expected {len(names)} columns '{layout}', found {refused[1]}",
+                            path=src.label, line=refused[0], field="columns") from None
             plain = scan.plain
             if not plain:
                 table = None
@@ -241,7 +255,7 @@ def read_trec_run(
     types = {"qid": pa.dictionary(pa.int32(), pa.string()), "docid": pa.string(),
              "rank": pa.int64(), "score": pa.float64()}
     # No reference to the table is kept: _contiguous frees it column by column.
-    columns = _contiguous(_fast_table(src, _RUN_COLUMNS, types))
+    columns = _contiguous(_fast_table(src, _RUN_COLUMNS, types, extra_columns))
     if columns is not None:
         try:
             return Run.from_columns(
