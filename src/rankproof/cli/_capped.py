@@ -212,20 +212,18 @@ def evaluate_capped(task: RunFileTask, cap: int) -> RunFileResult | None:
     if plan is None or plan.partition_bytes is None:
         return None
     size = plan.partition_bytes
-    parts = stream_run(path, partition_bytes=size, dedupe=task.dedupe,  # type: ignore[arg-type]
-                       extra_columns=task.extra_columns)  # type: ignore[arg-type]
-    if parts.kind == "trec" and (fmt := task.run_format or sniff_format(path)) != "trec":
+    parts = stream_run(path, partition_bytes=size, dedupe=task.read.dedupe,
+                       extra_columns=task.read.extra_columns)
+    if parts.kind == "trec" and (fmt := task.read.format or sniff_format(path)) != "trec":
         raise InputError(f"the run is {fmt}, and a run over --memory-cap is streamed, which "
                          "reads TREC runs and Parquet files or datasets: convert it (rankproof "
                          "export) or raise --memory-cap", path=path)
-    kept = _trec_eval_partitions(parts, task) if (
-        task.max_retrieved is not None or task.judged_only) else parts
+    kept = _trec_eval_partitions(parts, task) if task.options.limits_run else parts
     top: dict[str, list[str]] | None = None
     if task.evidence_depth:
         top = {}
         kept = _with_evidence(kept, task, top)
-    pq = evaluate_partitions(task.qrels, kept, task.measures, rel_level=task.rel_level,
-                             topics=task.topics, order=task.order)  # type: ignore[arg-type]
+    pq = evaluate_partitions(task.qrels, kept, task.measures, **task.options.keywords())
     if top is not None:  # in the qrels' topic order, [] for a topic the run lacks (as whole)
         top = {t: top.get(t, []) for t in task.qrels.topics}
     s = parts.stats
@@ -247,27 +245,24 @@ def _with_evidence(parts: Any, task: RunFileTask, top: dict[str, list[str]]) -> 
         wanted = [t for t in part.topics if t in judged]
         if wanted:
             top.update(collect_evidence(task.qrels, {"run": part}, k=task.evidence_depth,
-                                        topics=wanted, rel_level=task.rel_level,
-                                        order=task.order).top["run"])  # type: ignore[arg-type]
+                                        topics=wanted, rel_level=task.options.rel_level,
+                                        order=task.options.order).top["run"])
         yield part
 
 
 def _trec_eval_partitions(parts: Any, task: RunFileTask) -> Any:
     """trec_eval's ``-M``/``-J`` applied to each partition (both work topic by topic); the
     same refusal as in memory when they leave nothing."""
-    from rankproof.measures import trec_eval_run
-
     kept_any = False
     for part in parts:
-        kept = trec_eval_run(part, task.qrels, max_retrieved=task.max_retrieved,
-                             judged_only=task.judged_only)
+        kept = task.options.limited(part, task.qrels)
         if kept is not None:
             kept_any = True
             yield kept
     if not kept_any:
         from rankproof.cli._many import nothing_left
 
-        raise nothing_left(parts.name, parts.source, task.max_retrieved, task.judged_only)
+        raise nothing_left(parts.name, parts.source, task.options)
 
 
 def _mib(n: int) -> str:

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rankproof._errors import InputError
-from rankproof.data import Qrels, Run, load_run
-from rankproof.measures import Measure, PerQuery, evaluate, trec_eval_run
+from rankproof.data import Qrels, ReadOptions, Run
+from rankproof.measures import EvalOptions, Measure, PerQuery, evaluate
 
 if TYPE_CHECKING:
     from rankproof.engine import Executor
@@ -43,18 +43,12 @@ class RunFileTask:
     name: str | None = None
     """The run's ``--name``, when given (else its tag, else the loader's name, until the
     names of all the runs are decided)."""
-    rel_level: int = 1
-    topics: str = "complete"
-    order: str = "score"
-    dedupe: str | None = None
-    extra_columns: str = "error"
-    max_retrieved: int | None = None
-    judged_only: bool = False
+    read: ReadOptions = field(default_factory=ReadOptions)
+    """How the run file is read: its format (None: by content), ``--dedupe``, extra
+    columns, and ``--memory-cap`` (a run over it is streamed: `rankproof.cli._capped`)."""
+    options: EvalOptions = field(default_factory=EvalOptions)
+    """How it is evaluated: ``-l``, the topic policy, the order, ``-M`` and ``-J``."""
     evidence_depth: int = 0
-    memory_cap: int | None = None
-    """``--memory-cap``: a run over it is streamed in partitions (`rankproof.cli._capped`)."""
-    run_format: str | None = None
-    """``--run-format`` (None: the format is recognised by the run's content)."""
     held_tables: int = 1
     """Per-query tables the command holds at once under ``--memory-cap`` (``compare``
     keeps every run's, and the comparison's rows: `rankproof.cli._capped.held_bytes`)."""
@@ -76,64 +70,55 @@ class RunFileResult:
     """How the run was streamed under ``--memory-cap`` (a note for standard error), or None."""
 
 
-def nothing_left(name: str, source: object, max_retrieved: int | None,
-                 judged_only: bool) -> InputError:
+def nothing_left(name: str, source: object, options: EvalOptions) -> InputError:
     """The refusal when trec_eval's ``-M``/``-J`` leave a run with no document."""
-    m, j = max_retrieved is not None, judged_only
+    m, j = options.max_retrieved is not None, options.judged_only
     return InputError(f"no document of run {name!r} is left to evaluate after "
                       f"{'-M' if m else ''}{' and ' if m and j else ''}{'-J' if j else ''}",
                       path=None if source is None else str(source))
 
 
-def trec_eval_limited(run: Run, qrels: Qrels, max_retrieved: int | None,
-                      judged_only: bool) -> Run:
+def trec_eval_limited(run: Run, qrels: Qrels, options: EvalOptions) -> Run:
     """``run`` after trec_eval's ``-M`` and ``-J`` (itself when neither is given),
     refused by `nothing_left` when they leave nothing."""
-    if max_retrieved is None and not judged_only:
-        return run
-    kept = trec_eval_run(run, qrels, max_retrieved=max_retrieved, judged_only=judged_only)
+    kept = options.limited(run, qrels)
     if kept is None:
-        raise nothing_left(run.name, run.source, max_retrieved, judged_only)
+        raise nothing_left(run.name, run.source, options)
     return kept
 
 
 def evaluate_run_file(task: RunFileTask) -> RunFileResult:
     """Read, (``-M``/``-J``,) evaluate and collect the evidence of one run (a worker's job)."""
-    if task.memory_cap is not None and not isinstance(task.run, Run):
+    if task.read.memory_cap is not None and not isinstance(task.run, Run):
         from rankproof.cli._capped import evaluate_capped
 
-        streamed = evaluate_capped(task, task.memory_cap)
+        streamed = evaluate_capped(task, task.read.memory_cap)
         if streamed is not None:
             return streamed
-    run = task.run if isinstance(task.run, Run) else load_run(
-        task.run, dedupe=task.dedupe, extra_columns=task.extra_columns,  # type: ignore[arg-type]
-        format=task.run_format)  # type: ignore[arg-type]
+    run = task.run if isinstance(task.run, Run) else task.read.load(task.run)
     loaded = run
     # The name errors quote: the final one when --name gives it, else the usual one (the
     # run's tag) until all the runs' tags are known.
     label = task.name or run.tag or run.name
     if label != run.name:
         run = dataclasses.replace(run, name=label)
-    run = trec_eval_limited(run, task.qrels, task.max_retrieved, task.judged_only)
-    pq = evaluate(task.qrels, run, task.measures, rel_level=task.rel_level,
-                  topics=task.topics, order=task.order)  # type: ignore[arg-type]
+    run = trec_eval_limited(run, task.qrels, task.options)
+    pq = evaluate(task.qrels, run, task.measures, **task.options.keywords())
     top = None
     if task.evidence_depth > 0:
         from rankproof.comparison import collect_evidence
 
         top = collect_evidence(task.qrels, {"run": run}, k=task.evidence_depth,
-                               rel_level=task.rel_level,
-                               order=task.order).top["run"]  # type: ignore[arg-type]
+                               rel_level=task.options.rel_level,
+                               order=task.options.order).top["run"]
     source = None if loaded.source is None else str(loaded.source)
     return RunFileResult(per_query=pq, name=loaded.name, tag=loaded.tag, source=source, top=top)
 
 
 def evaluate_run_files(
     qrels: Path | str, paths: Sequence[Path], measures: Sequence[Measure], *,
-    executor: Executor, names: list[str] | None = None, dedupe: Any = None,
-    allow_extra_columns: bool = False, subtopics: bool = False, rel_level: int = 1,
-    topics: str = "complete", order: str = "score", max_retrieved: int | None = None,
-    judged_only: bool = False, evidence_depth: int = 0, memory_cap: int | None = None,
+    executor: Executor, names: list[str] | None = None, read: ReadOptions | None = None,
+    options: EvalOptions | None = None, subtopics: bool = False, evidence_depth: int = 0,
     partitions: int | None = None, held_tables: bool = False,
 ) -> tuple[Qrels, list[RunFileResult]]:
     """The qrels, and every run evaluated by ``executor`` and named as `load_runs` names it.
@@ -141,7 +126,9 @@ def evaluate_run_files(
     The same checks as `rankproof.cli._runs.load_runs`, in the same order: standard input
     at most once, ``--name`` once per run, then the qrels are read here (once, shipped to
     each task), then the runs by the executor, then a run given twice or two runs with one
-    name are refused. ``partitions``: byte ranges per run (``--partitions``; None: auto).
+    name are refused. ``read``'s ``dedupe`` applies to the qrels too; its format, when
+    None, is the ``--run-format`` the command line gave (else by content). ``partitions``:
+    byte ranges per run (``--partitions``; None: auto).
     ``held_tables``: the command keeps every run's table (``compare``), which
     ``--memory-cap`` takes off its room; each run's plan is made before any run is read.
     """
@@ -154,6 +141,8 @@ def evaluate_run_files(
         unique_labels,
     )
 
+    read = read or ReadOptions()
+    options = options or EvalOptions()
     given = [str(p) for p in paths]
     _check_stdin([str(qrels), *given])
     if names and len(names) != len(given):
@@ -166,30 +155,24 @@ def evaluate_run_files(
         note_input(qrels)
         q = read_subtopic_qrels(str(qrels))
     else:
-        q = load_qrels_arg(qrels, dedupe)
+        q = load_qrels_arg(qrels, read.dedupe)
     for p in given:
         note_input(p)
-    dedupe_value = None if dedupe is None else str(dedupe)
-    extra = "ignore" if allow_extra_columns else "error"
-    run_format = FORMATS_ASKED["run"]
+    if read.format is None and FORMATS_ASKED["run"] is not None:
+        read = read.replace(format=FORMATS_ASKED["run"])
     tasks = [RunFileTask(
-        qrels=q, run=(load_run(p, dedupe=dedupe_value, extra_columns=extra,  # type: ignore[arg-type]
-                               format=run_format)  # type: ignore[arg-type]
-                      if p == STDIN else p), run_format=run_format,
-        measures=tuple(measures), name=names[i] if names else None, rel_level=rel_level,
-        topics=topics, order=order,
-        dedupe=dedupe_value, extra_columns=extra, max_retrieved=max_retrieved,
-        judged_only=judged_only, evidence_depth=evidence_depth, memory_cap=memory_cap,
-        held_tables=len(given) if held_tables else 1,
+        qrels=q, run=read.load(p) if p == STDIN else p, read=read, options=options,
+        measures=tuple(measures), name=names[i] if names else None,
+        evidence_depth=evidence_depth, held_tables=len(given) if held_tables else 1,
         cap_share=max(1, min(len(given), executor.workers)))
         for i, p in enumerate(given)]
-    if memory_cap is not None:
+    if read.memory_cap is not None:
         # Every run's plan is made (and a cap too small refused) before any run is read.
         from rankproof.cli._capped import plan_shares, stream_plan
 
         for task in tasks:
             if not isinstance(task.run, Run):
-                stream_plan(task.run, memory_cap, task.qrels, len(task.measures),
+                stream_plan(task.run, read.memory_cap, task.qrels, len(task.measures),
                             **plan_shares(task))
     # A large run, with more workers than runs (or --partitions N), is evaluated as byte
     # ranges of whole topics and combined here (`rankproof.cli._partitioned_runs`).
@@ -202,6 +185,15 @@ def evaluate_run_files(
         for r, n in zip(results, labels, strict=True)]
 
 
+def read_options(dedupe: object, allow_extra_columns: bool, memory_cap: int | None
+                 ) -> ReadOptions:
+    """The `ReadOptions` of ``--dedupe``, ``--allow-extra-columns`` and ``--memory-cap``
+    (the format is the one ``--run-format`` gave: `evaluate_run_files`)."""
+    return ReadOptions(dedupe=None if dedupe is None else str(dedupe),  # type: ignore[arg-type]
+                       extra_columns="ignore" if allow_extra_columns else "error",
+                       memory_cap=memory_cap)
+
+
 @dataclass(frozen=True)
 class _Named:
     """What `run_names` reads of a run: its loader name and its tag."""
@@ -210,4 +202,5 @@ class _Named:
     tag: str | None
 
 
-__all__ = ["RunFileResult", "RunFileTask", "evaluate_run_file", "evaluate_run_files"]
+__all__ = ["RunFileResult", "RunFileTask", "evaluate_run_file", "evaluate_run_files",
+           "read_options"]

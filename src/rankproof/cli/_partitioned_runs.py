@@ -34,7 +34,7 @@ import math
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -45,6 +45,7 @@ from rankproof._errors import InputError
 from rankproof.data import (
     MIN_RANGE_BYTES,
     Qrels,
+    ReadOptions,
     Run,
     SubtopicQrels,
     lines_before,
@@ -53,11 +54,11 @@ from rankproof.data import (
     topic_ranges,
 )
 from rankproof.measures import (
+    EvalOptions,
     PartitionResult,
     TopicSlices,
     combine_partitions,
     evaluate_partition,
-    trec_eval_run,
 )
 
 if TYPE_CHECKING:
@@ -123,12 +124,8 @@ class RunRangeTask:
     start: int
     end: int
     measures: tuple[Any, ...]
-    rel_level: int = 1
-    order: str = "score"
-    dedupe: str | None = None
-    extra_columns: str = "error"
-    max_retrieved: int | None = None
-    judged_only: bool = False
+    read: ReadOptions = field(default_factory=ReadOptions)
+    options: EvalOptions = field(default_factory=EvalOptions)
     evidence_depth: int = 0
 
     def __post_init__(self) -> None:
@@ -157,8 +154,8 @@ def evaluate_run_range(task: RunRangeTask) -> RunRangeResult:
     else:
         qrels, slices = task.qrels, None
     try:
-        run = read_run_range(task.path, task.start, task.end, dedupe=task.dedupe,  # type: ignore[arg-type]
-                             extra_columns=task.extra_columns)  # type: ignore[arg-type]
+        run = read_run_range(task.path, task.start, task.end, dedupe=task.read.dedupe,
+                             extra_columns=task.read.extra_columns)
     except InputError as exc:
         return RunRangeResult(part=None, failed=str(exc))
     if run.notes and task.start:  # the reader counts lines from the range's start
@@ -167,21 +164,21 @@ def evaluate_run_range(task: RunRangeTask) -> RunRangeResult:
             _LINE_NOTE.sub(lambda m: f"at line {int(m.group(1)) + offset}", n)
             for n in run.notes))
     name, tag = run.name, run.tag
-    if task.max_retrieved is not None or task.judged_only:
-        kept = trec_eval_run(run, qrels, max_retrieved=task.max_retrieved,
-                             judged_only=task.judged_only)
+    if task.options.limits_run:
+        kept = task.options.limited(run, qrels)
         if kept is None:
             return RunRangeResult(part=None, name=name, tag=tag)
         run = kept
-    part = evaluate_partition(qrels, run, task.measures, rel_level=task.rel_level,
-                              order=task.order, slices=slices)  # type: ignore[arg-type]
+    part = evaluate_partition(qrels, run, task.measures, rel_level=task.options.rel_level,
+                              order=task.options.order, slices=slices)
     top = None
     if task.evidence_depth > 0:
         from rankproof.comparison import collect_evidence
 
         top = collect_evidence(qrels, {"run": run}, k=task.evidence_depth,
-                               topics=part.judged.to_pylist(), rel_level=task.rel_level,
-                               order=task.order).top["run"]  # type: ignore[arg-type]
+                               topics=part.judged.to_pylist(),
+                               rel_level=task.options.rel_level,
+                               order=task.options.order).top["run"]
     return RunRangeResult(part=part, name=name, tag=tag, top=top)
 
 
@@ -213,7 +210,7 @@ def _plan(task: RunFileTask, parts: int, explicit: bool,
     reason: str | None = None
     if isinstance(task.run, Run):
         reason = "standard input is read once, by one reader"
-    elif task.memory_cap is not None:
+    elif task.read.memory_cap is not None:
         reason = "--memory-cap streams it in partitions in one task instead"
     elif isinstance(task.qrels, SubtopicQrels):
         reason = "subtopic qrels are evaluated with the run whole"
@@ -226,7 +223,7 @@ def _plan(task: RunFileTask, parts: int, explicit: bool,
             except OSError:
                 return None  # the one-task path reports it
         try:
-            ranges = topic_ranges(task.run, parts, run_format=task.run_format,
+            ranges = topic_ranges(task.run, parts, run_format=task.read.format,
                                   min_bytes=RANGE_MIN_BYTES)
         except InputError:
             return None  # the one-task path reports it, as local would
@@ -270,10 +267,9 @@ def _combined(task: RunFileTask, results: Sequence[RunRangeResult], q: Qrels,
     label = task.name or first.tag or first.name
     parts = [r.part for r in results if r.part is not None]
     if not parts:
-        raise nothing_left(label, task.run, task.max_retrieved, task.judged_only)
-    pq = combine_partitions(q, parts, task.measures, rel_level=task.rel_level,
-                            topics=task.topics, order=task.order,  # type: ignore[arg-type]
-                            name=label, slices=slices)
+        raise nothing_left(label, task.run, task.options)
+    pq = combine_partitions(q, parts, task.measures, **task.options.keywords(), name=label,
+                            slices=slices)
     if pq.run_tag != first.tag:
         pq = dataclasses.replace(pq, run_tag=first.tag)
     top = None
@@ -308,7 +304,7 @@ def evaluate_tasks(tasks: Sequence[RunFileTask], executor: Executor, *,
         from rankproof.cli._runs import FORMATS_ASKED
 
         shipped = QrelsFile(path=str(q.source), format=FORMATS_ASKED["qrels"],
-                            dedupe=tasks[0].dedupe, topics=len(q.qid_vocab),
+                            dedupe=tasks[0].read.dedupe, topics=len(q.qid_vocab),
                             rows=len(q.docids))
     items: list[Any] = []
     owners: list[int] = []
@@ -320,9 +316,7 @@ def evaluate_tasks(tasks: Sequence[RunFileTask], executor: Executor, *,
         for start, end in plan:
             items.append(RunRangeTask(
                 qrels=shipped, path=str(task.run), start=start, end=end,
-                measures=tuple(task.measures), rel_level=task.rel_level, order=task.order,
-                dedupe=task.dedupe, extra_columns=task.extra_columns,
-                max_retrieved=task.max_retrieved, judged_only=task.judged_only,
+                measures=tuple(task.measures), read=task.read, options=task.options,
                 evidence_depth=task.evidence_depth))
             owners.append(i)
     done = executor.map(evaluate_item, items, kind="cpu")

@@ -25,7 +25,7 @@ from rankproof.cli._capped import memory_cap_option, parse_size
 from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption, engine_from
 from rankproof.cli._evidence import sidecar_outputs, stream_text, write_reports
 from rankproof.cli._history import history_option, record
-from rankproof.cli._many import evaluate_run_files
+from rankproof.cli._many import evaluate_run_files, read_options
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._partitioned_runs import partitions_option
 from rankproof.cli._progress import quiet_option, stages
@@ -69,7 +69,7 @@ from rankproof.comparison import (
     judged_measure,
     read_queries,
 )
-from rankproof.measures import resolve_measures
+from rankproof.measures import EvalOptions, resolve_measures
 from rankproof.report.compare import comparison_markdown, comparison_tables
 from rankproof.report.console import make_console, plain, print_table
 
@@ -263,10 +263,11 @@ def compare(
             q, evaluated = evaluate_run_files(
                 qrels, [baseline, *candidates],
                 (*ms, *dict.fromkeys(judged_measure(m) for m in ms)), executor=executor,
-                names=names, dedupe=dedupe, allow_extra_columns=allow_extra_columns,
-                subtopics=subtopics, rel_level=rel_level, topics=str(topics),
-                order=str(order), evidence_depth=evidence_depth, partitions=partitions,
-                memory_cap=cap, held_tables=True)
+                names=names, read=read_options(dedupe, allow_extra_columns, cap),
+                options=EvalOptions(rel_level=rel_level, topics=str(topics),  # type: ignore[arg-type]
+                                    order=str(order)),  # type: ignore[arg-type]
+                subtopics=subtopics, evidence_depth=evidence_depth, partitions=partitions,
+                held_tables=True)
         for done in evaluated:
             if done.streamed is not None:
                 print_note(done.streamed, about=done.per_query.run_name)

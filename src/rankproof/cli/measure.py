@@ -13,7 +13,7 @@ from rankproof.cli._app import EXIT_FAILED, app, error_boundary, print_note
 from rankproof.cli._capped import memory_cap_option, parse_size, should_stream
 from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption, engine_from
 from rankproof.cli._history import history_option, record
-from rankproof.cli._many import evaluate_run_files, trec_eval_limited
+from rankproof.cli._many import evaluate_run_files, read_options, trec_eval_limited
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._partitioned_runs import partitions_option
 from rankproof.cli._progress import quiet_option, stages
@@ -43,6 +43,7 @@ from rankproof.measures import (
     DEFAULT_MEASURES,
     TREC_HEADER_LINES,
     CrossCheck,
+    EvalOptions,
     Measure,
     PerQuery,
     cross_check,
@@ -173,7 +174,8 @@ def _relstring_texts(asked: tuple[str, int] | None, qrels: Qrels, loaded: list[R
 def _trec_eval_runs(qrels: Qrels, runs: list[Run], max_retrieved: int | None,
                     judged_only: bool) -> list[Run]:
     """Apply trec_eval's -M and -J to every run (refusing a run they leave empty)."""
-    return [trec_eval_limited(run, qrels, max_retrieved, judged_only) for run in runs]
+    options = EvalOptions(max_retrieved=max_retrieved, judged_only=judged_only)
+    return [trec_eval_limited(run, qrels, options) for run in runs]
 
 
 def _retrieval_notes(max_retrieved: int | None, judged_only: bool) -> tuple[str, ...]:
@@ -265,11 +267,12 @@ def measure(
                 f"reading and evaluating {len(runs)} run(s)", files=[qrels, *runs]):
             engine_info = executor.describe()
             qrels_obj, evaluated = evaluate_run_files(
-                qrels, runs, selected, executor=executor, names=names, dedupe=dedupe,
-                allow_extra_columns=allow_extra_columns, subtopics=subtopics,
-                rel_level=rel_level, topics=str(topics), order=str(order),
-                max_retrieved=max_retrieved, judged_only=judged_only, memory_cap=cap,
-                partitions=partitions)
+                qrels, runs, selected, executor=executor, names=names,
+                read=read_options(dedupe, allow_extra_columns, cap),
+                options=EvalOptions(rel_level=rel_level, topics=str(topics),  # type: ignore[arg-type]
+                                    order=str(order),  # type: ignore[arg-type]
+                                    max_retrieved=max_retrieved, judged_only=judged_only),
+                subtopics=subtopics, partitions=partitions)
         computed = [r.per_query for r in evaluated]
         for done in evaluated:
             if done.streamed is not None:

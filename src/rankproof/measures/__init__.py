@@ -30,6 +30,7 @@ from rankproof.measures._names import (
     split_measure_text,
     trec_missing,
 )
+from rankproof.measures._options import EvalOptions
 from rankproof.measures._partitioned import evaluate_partitions
 from rankproof.measures._perquery import PerQuery, TopicPolicy
 from rankproof.measures._prefs import JG_MEASURES, PREFS_MEASURES, jg_values, prefs_values
@@ -73,6 +74,7 @@ __all__ = [
     "TREC_PRINT_ORDER",
     "TREC_SETS",
     "CrossCheck",
+    "EvalOptions",
     "Family",
     "Measure",
     "MetricDef",
