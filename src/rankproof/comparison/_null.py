@@ -121,6 +121,10 @@ def summarise_null(result: PairedResult, differences: Sequence[float] | np.ndarr
     if (margin is not None or result.test not in NULL_TESTS or len(differences) == 0
             or (result.test == "t" and len(differences) < 2)):
         return None
+    if result.procedure == "normal":
+        # Decided by the normal limit (no sign vector was drawn): the picture is that
+        # limit, not a replay of 10,000 resamples over a million queries.
+        return _normal_limit(result, np.asarray(differences, dtype=np.float64))
     # The row's test ran with these very options, so its cost was checked already.
     null = null_distribution(
         np.asarray(differences, dtype=np.float64), test=cast(Any, result.test),
@@ -129,6 +133,28 @@ def summarise_null(result: PairedResult, differences: Sequence[float] | np.ndarr
         resamples=result.resamples or DEFAULT_RESAMPLES,
         seed=result.seed if result.seed is not None else DEFAULT_SEED)
     return _summary(null)
+
+
+def _normal_limit(result: PairedResult, d: np.ndarray) -> NullSummary:
+    """The randomization test's normal limit, ``N(0, Σdᵢ² / n²)`` for the mean difference
+    under random signs, at `MAX_POINTS` points (`rankproof.stats.choose_procedure`)."""
+    n = len(d)
+    sd = math.sqrt(float(np.dot(d, d))) / n
+    mean = float(result.difference)
+    two_sided = result.alternative == "two-sided"
+    common: dict[str, Any] = {"test": result.test, "statistic_label": "mean difference",
+                              "statistic": mean, "mirror": -mean if two_sided else None,
+                              "p_value": float(result.p_value)}
+    bound = "" if result.error_bound is None else f", Berry–Esseen bound {result.error_bound:.2g}"
+    how = f"normal limit of the randomization test over {n:,} queries{bound}"
+    if sd == 0.0:
+        return NullSummary(**common, description=f"no variation ({how})", shape="none",
+                           x=(), y=())
+    lim = max(4.0 * sd, 1.15 * abs(mean))
+    xs = np.linspace(-lim, lim, MAX_POINTS)
+    ys = np.exp(-0.5 * (xs / sd) ** 2) / (sd * math.sqrt(2.0 * math.pi))
+    return NullSummary(**common, description=how, shape="density", x=tuple(xs.tolist()),
+                       y=tuple(ys.tolist()))
 
 
 def _summary(null: NullDistribution) -> NullSummary:
