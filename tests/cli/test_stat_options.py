@@ -109,3 +109,30 @@ def test_eval_records_its_test_correction_and_abstention_confidence(
     assert {row["correction"] for row in rows} == {"bh"}
     assert {s["abstention"]["confidence_level"] for s in report["stages"]
             if s.get("abstention") and s["abstention"].get("confidence_level")} <= {0.8}
+
+
+def test_every_statistics_option_is_derived_from_its_settings_field() -> None:
+    """Flag, metavar, help and default come from `StatSettings`' fields (issue 22 item 3):
+    `compare --help` shows each field's own default and words, and the parsed values are
+    the settings the library gets."""
+    import dataclasses
+
+    from rankproof.cli._stat_options import PARAMETERS, settings_option, stat_settings
+    from rankproof.stats import StatSettings
+
+    helped = cli("compare", "--help")
+    assert helped.exit_code == 0
+    text = " ".join(helped.output.split())
+    for field in dataclasses.fields(StatSettings):
+        option = settings_option(field.name)
+        assert option.default == field.default
+        assert option.param_decls == (field.metadata["flag"],)
+        assert option.help == field.metadata["help"]
+        assert field.metadata["flag"] in text
+        assert " ".join(field.metadata["help"].split())[:30] in text
+    assert stat_settings() == StatSettings()
+    changed = stat_settings(test="t", confidence=0.9, resamples=100)
+    assert changed == StatSettings(test="t", confidence_level=0.9, resamples=100)
+    assert PARAMETERS == {"confidence_level": "confidence"}
+    with pytest.raises(TypeError):
+        stat_settings(confidence_level=0.9)

@@ -1,34 +1,26 @@
-"""The statistics options, declared once for every command that runs a paired test.
+"""The statistics options, derived once for every command that runs a paired test.
 
 ``--test``, ``--alpha``, ``--correction``, ``--resamples``, ``--seed``, ``--confidence``
-and ``--pairs`` take their defaults and choices from `rankproof.stats` (``DEFAULT_*``,
-``TESTS``, ``CORRECTIONS``, ``PAIRS``), so `compare`, `eval`, `gate` and `history`
-spell, default and check each one alike; `stat_settings` turns the parsed values into
-the one `rankproof.stats.StatSettings` the library takes (validated there, once). A
-command whose value comes from elsewhere when the option is absent (`gate` reads its
-checks file) passes ``default=None``.
+and ``--pairs`` are the fields of `rankproof.stats.StatSettings`: each option takes its
+flag, metavar, help and default from that field (its default and its ``metadata``), and
+its choices from `rankproof.stats` (``TESTS``, ``CORRECTIONS``, ``PAIRS``), so `compare`,
+`eval`, `gate` and `history` spell, default and check each one alike and nothing here
+repeats them; `stat_settings` turns the parsed values into the one `StatSettings` the
+library takes (validated there, once). A command whose value comes from elsewhere when
+the option is absent (`gate` reads its checks file) passes ``default=None``; one that
+means something narrower passes its own ``help``.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 from typing import TYPE_CHECKING, Any
 
 import typer
 
 from rankproof.cli._runs import choices
-from rankproof.stats import (
-    CORRECTIONS,
-    DEFAULT_ALPHA,
-    DEFAULT_CONFIDENCE_LEVEL,
-    DEFAULT_CORRECTION,
-    DEFAULT_PAIRS,
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
-    DEFAULT_TEST,
-    PAIRS,
-    TESTS,
-    StatSettings,
-)
+from rankproof.stats import CORRECTIONS, PAIRS, TESTS, StatSettings
 
 if TYPE_CHECKING:
     TestChoice = str
@@ -39,65 +31,67 @@ else:
     CorrectionChoice = choices("CorrectionChoice", CORRECTIONS)
     PairsChoice = choices("PairsChoice", PAIRS)
 
-_Unset = object()
+_Unset: Any = object()
+_FIELDS = {f.name: f for f in dataclasses.fields(StatSettings)}
+#: The command-line name of each setting whose option spells it otherwise.
+PARAMETERS = {"confidence_level": "confidence"}
 
 
-def _default(default: Any, value: Any) -> Any:
-    return value if default is _Unset else default
+def settings_option(name: str, default: Any = _Unset, help: str | None = None,
+                    flag: str | None = None) -> Any:
+    """The Typer option of `StatSettings` field ``name``: its default, flag, metavar and
+    help unless given."""
+    spec = _FIELDS[name]
+    return typer.Option(spec.default if default is _Unset else default,
+                        flag or spec.metadata["flag"], metavar=spec.metadata["metavar"],
+                        help=spec.metadata["help"] if help is None else help)
 
 
-def test_option(default: Any = _Unset, help: str = "Paired test (randomization is the "
-                "default and recommended).") -> Any:
+def test_option(default: Any = _Unset, help: str | None = None) -> Any:
     """``--test``: the paired test behind every p-value."""
-    return typer.Option(_default(default, DEFAULT_TEST), "--test", help=help)
+    return settings_option("test", default, help)
 
 
-def alpha_option(default: Any = _Unset, help: str = "Family-wise significance level.") -> Any:
+def alpha_option(default: Any = _Unset, help: str | None = None) -> Any:
     """``--alpha``: the level a corrected p is compared with."""
-    return typer.Option(_default(default, DEFAULT_ALPHA), "--alpha", metavar="LEVEL",
-                        help=help)
+    return settings_option("alpha", default, help)
 
 
-def correction_option(default: Any = _Unset,
-                      help: str = "Multiple-comparison correction.") -> Any:
+def correction_option(default: Any = _Unset, help: str | None = None) -> Any:
     """``--correction``: how the rows of one command are corrected together."""
-    return typer.Option(_default(default, DEFAULT_CORRECTION), "--correction", help=help)
+    return settings_option("correction", default, help)
 
 
-def resamples_option(default: Any = _Unset,
-                     help: str = "Resamples for randomization and bootstrap.") -> Any:
+def resamples_option(default: Any = _Unset, help: str | None = None) -> Any:
     """``--resamples``: random draws of each resampling test and interval."""
-    return typer.Option(_default(default, DEFAULT_RESAMPLES), "--resamples", metavar="N",
-                        help=help)
+    return settings_option("resamples", default, help)
 
 
-def seed_option(default: Any = _Unset,
-                help: str = "Seed of every random procedure (recorded).") -> Any:
+def seed_option(default: Any = _Unset, help: str | None = None) -> Any:
     """``--seed``: the seed of every draw."""
-    return typer.Option(_default(default, DEFAULT_SEED), "--seed", metavar="N", help=help)
+    return settings_option("seed", default, help)
 
 
-def confidence_option(default: Any = _Unset, help: str = "Confidence level of each row's "
-                      "uncorrected interval.", flag: str = "--confidence") -> Any:
+def confidence_option(default: Any = _Unset, help: str | None = None,
+                      flag: str | None = None) -> Any:
     """``--confidence``: the level of the uncorrected interval kept beside each row's (``eval``
     spells its abstention interval's level ``--abstention-confidence``: another interval)."""
-    return typer.Option(_default(default, DEFAULT_CONFIDENCE_LEVEL), flag,
-                        metavar="LEVEL", help=help)
+    return settings_option("confidence_level", default, help, flag)
 
 
-def pairs_option(default: Any = _Unset, help: str = "baseline: candidates vs baseline; all: "
-                 "every pair (randomized Tukey HSD).") -> Any:
+def pairs_option(default: Any = _Unset, help: str | None = None) -> Any:
     """``--pairs``: which systems are compared with which."""
-    return typer.Option(_default(default, DEFAULT_PAIRS), "--pairs", help=help)
+    return settings_option("pairs", default, help)
 
 
-def stat_settings(test: Any = DEFAULT_TEST, alpha: float = DEFAULT_ALPHA,
-                  correction: Any = DEFAULT_CORRECTION, resamples: int = DEFAULT_RESAMPLES,
-                  seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE_LEVEL,
-                  pairs: Any = DEFAULT_PAIRS) -> StatSettings:
-    """The options' values as one `StatSettings` (Typer's choice members become their
-    strings); an invalid value is an `InputError` naming the setting (exit 2)."""
-    return StatSettings(test=str(test), alpha=alpha,  # type: ignore[arg-type]
-                        correction=str(correction),  # type: ignore[arg-type]
-                        resamples=resamples, seed=seed, confidence_level=confidence,
-                        pairs=str(pairs))  # type: ignore[arg-type]
+def stat_settings(**values: Any) -> StatSettings:
+    """The options' values (by their command-line names: ``confidence`` for
+    ``confidence_level``) as one `StatSettings`; Typer's choice members become their
+    strings, an option not given keeps the field's default, and an invalid value is an
+    `InputError` naming the setting (exit 2)."""
+    names = {PARAMETERS.get(n, n): n for n in _FIELDS}
+    unknown = set(values) - set(names)
+    if unknown:
+        raise TypeError(f"stat_settings() got unexpected settings {sorted(unknown)}")
+    given = {names[k]: (v.value if isinstance(v, enum.Enum) else v) for k, v in values.items()}
+    return StatSettings(**given)

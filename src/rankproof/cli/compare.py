@@ -245,7 +245,9 @@ def compare(
     guard_outputs([(output, "rankproof.comparison"), *sidecar_outputs([output])],
                   [qrels, baseline, *candidates, queries], force=force)
     check_diversity(measures, subtopics)
-    settings = stat_settings(test, alpha, correction, resamples, seed, confidence, pairs)
+    settings = stat_settings(test=test, alpha=alpha, correction=correction,
+                              resamples=resamples, seed=seed, confidence=confidence,
+                              pairs=pairs)
     texts = read_queries(queries) if queries is not None else None
     ms = resolve_measures(measures or None)
     cap = None if memory_cap is None else parse_size(memory_cap)

@@ -165,7 +165,8 @@ def show_command(
 
 def _stats(test: Any, alpha: float, correction: Any, resamples: int, seed: int
            ) -> dict[str, Any]:
-    return {"stats": stat_settings(test, alpha, correction, resamples, seed)}
+    return {"stats": stat_settings(test=test, alpha=alpha, correction=correction,
+                                    resamples=resamples, seed=seed)}
 
 
 @history_app.command("trend")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rankproof._errors import InputError
@@ -44,6 +44,11 @@ def _checked(name: str, check: Callable[[], Any]) -> Any:
         raise
 
 
+def _cli(flag: str, metavar: str | None, help: str) -> dict[str, Any]:
+    """A field's command-line spelling (see `StatSettings`'s fields)."""
+    return {"flag": flag, "metavar": metavar, "help": help}
+
+
 @dataclass(frozen=True, slots=True)
 class StatSettings:
     """How a comparison tests, corrects and decides: one frozen, validated value.
@@ -66,13 +71,24 @@ class StatSettings:
     't'
     """
 
-    test: TestName = DEFAULT_TEST
-    alpha: float = DEFAULT_ALPHA
-    correction: Correction = DEFAULT_CORRECTION
-    resamples: int = DEFAULT_RESAMPLES
-    seed: int = DEFAULT_SEED
-    confidence_level: float = DEFAULT_CONFIDENCE_LEVEL
-    pairs: PairsName = DEFAULT_PAIRS
+    # Each field's ``metadata`` is what a command line needs to offer it (``flag``,
+    # ``metavar``, ``help``): `rankproof.cli._stat_options` derives every command's
+    # option from it, so a setting's name, default and words are written here only.
+    test: TestName = field(default=DEFAULT_TEST, metadata=_cli(
+        "--test", None, "Paired test (randomization is the default and recommended)."))
+    alpha: float = field(default=DEFAULT_ALPHA, metadata=_cli(
+        "--alpha", "LEVEL", "Family-wise significance level."))
+    correction: Correction = field(default=DEFAULT_CORRECTION, metadata=_cli(
+        "--correction", None, "Multiple-comparison correction."))
+    resamples: int = field(default=DEFAULT_RESAMPLES, metadata=_cli(
+        "--resamples", "N", "Resamples for randomization and bootstrap."))
+    seed: int = field(default=DEFAULT_SEED, metadata=_cli(
+        "--seed", "N", "Seed of every random procedure (recorded)."))
+    confidence_level: float = field(default=DEFAULT_CONFIDENCE_LEVEL, metadata=_cli(
+        "--confidence", "LEVEL", "Confidence level of each row's uncorrected interval."))
+    pairs: PairsName = field(default=DEFAULT_PAIRS, metadata=_cli(
+        "--pairs", None, "baseline: candidates vs baseline; all: every pair (randomized "
+                         "Tukey HSD)."))
 
     def __post_init__(self) -> None:
         checked = {
