@@ -193,6 +193,47 @@ def stream_plan(path: str, cap: int | None, qrels: Qrels | None = None,
     return StreamPlan(partition_bytes=int(room), held=held, in_memory=whole)
 
 
+def available_memory() -> int | None:
+    """The kernel's estimate of the memory a process can still take without swapping
+    (``MemAvailable`` in ``/proc/meminfo``), in bytes; None where there is no such file."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def automatic_cap(tasks: list[RunFileTask]) -> tuple[int, int] | None:
+    """Without ``--memory-cap``: (the available memory, the largest estimated need) when some
+    run, read whole with the others the engine reads at once, would not fit in what is
+    available, so that the command streams it under that cap instead; None when every run
+    fits, the amount is unknown, or even streaming could not fit (the run is then read whole,
+    as before: a help, never a refusal)."""
+    from rankproof.data import Run
+
+    avail = available_memory()
+    if avail is None:
+        return None
+    need = 0
+    for task in tasks:
+        if isinstance(task.run, Run):
+            continue
+        try:
+            plan = stream_plan(task.run, avail, task.qrels, len(task.measures),
+                               **plan_shares(task))
+        except (InputError, OSError):
+            return None
+        if plan is None:
+            continue
+        whole = plan.in_memory * max(1, task.cap_share) + plan.held
+        if whole > avail:
+            need = max(need, whole)
+    return (avail, need) if need else None
+
+
 def should_stream(path: str, cap: int | None, qrels: Qrels | None = None,
                   n_measures: int = 1) -> bool:
     """Whether the run at ``path`` is streamed under ``cap`` (`stream_plan`)."""

@@ -166,6 +166,21 @@ def evaluate_run_files(
         evidence_depth=evidence_depth, held_tables=len(given) if held_tables else 1,
         cap_share=max(1, min(len(given), executor.workers)))
         for i, p in enumerate(given)]
+    if read.memory_cap is None and not subtopics:
+        # A run that would not fit in the memory available is streamed by itself, with a
+        # note (the cap is the available memory: `rankproof.cli._capped.automatic_cap`).
+        from rankproof.cli._app import print_note
+        from rankproof.cli._capped import _mib, automatic_cap
+
+        auto = automatic_cap(tasks)
+        if auto is not None:
+            cap, need = auto
+            runs = "the run" if len(tasks) == 1 else "the runs"
+            print_note(f"{runs} would take about {_mib(need)} in memory, more than the "
+                       f"{_mib(cap)} of memory available: streamed as under --memory-cap "
+                       f"{_mib(cap)} (give --memory-cap to choose)")
+            read = read.replace(memory_cap=cap)
+            tasks = [dataclasses.replace(t, read=read) for t in tasks]
     if read.memory_cap is not None:
         # Every run's plan is made (and a cap too small refused) before any run is read.
         from rankproof.cli._capped import plan_shares, stream_plan
