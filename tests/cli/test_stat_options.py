@@ -126,9 +126,9 @@ def test_every_statistics_option_is_derived_from_its_settings_field() -> None:
     for field in dataclasses.fields(StatSettings):
         option = settings_option(field.name)
         assert option.default == field.default
-        assert option.param_decls == (field.metadata["flag"],)
+        assert option.param_decls == field.metadata["flags"]
         assert option.help == field.metadata["help"]
-        assert field.metadata["flag"] in text
+        assert field.metadata["flags"][0] in text
         assert " ".join(field.metadata["help"].split())[:30] in text
     assert stat_settings() == StatSettings()
     changed = stat_settings(test="t", confidence=0.9, resamples=100)

@@ -82,3 +82,30 @@ def test_the_engine_tasks_carry_the_two_objects_not_loose_fields() -> None:
         loose = {f.name for f in dataclasses.fields(EvalOptions)} | {
             f.name for f in dataclasses.fields(ReadOptions)}
         assert not names & loose, names & loose
+
+
+def test_the_command_line_options_are_derived_from_the_fields() -> None:
+    """``-l``, ``--topics``, ``--order``, ``-M``, ``-J`` and ``--dedupe`` take flags, default
+    and help from the fields' metadata (`rankproof.cli._derived`, issue 22 item 3)."""
+    from typer.testing import CliRunner
+
+    from rankproof.cli import app
+    from rankproof.cli._derived import field_option
+
+    runner = CliRunner()
+    helped = runner.invoke(app, ["measure", "--help"], env={"COLUMNS": "200"})
+    assert helped.exit_code == 0
+    text = " ".join(helped.output.split())
+    derived = [(cls, f) for cls in (EvalOptions, ReadOptions)
+               for f in dataclasses.fields(cls) if "flags" in f.metadata]
+    assert {f.name for _, f in derived} == {"rel_level", "topics", "order", "max_retrieved",
+                                            "judged_only", "dedupe"}
+    for cls, f in derived:
+        option = field_option(cls, f.name)
+        assert option.default == f.default
+        assert option.param_decls == f.metadata["flags"]
+        assert all(flag in text for flag in f.metadata["flags"])
+        assert " ".join(f.metadata["help"].split())[:40] in text
+    bad = runner.invoke(app, ["measure", str(DATA / "qrels.test"), str(DATA / "results.test"),
+                              "-M", "-1"])
+    assert bad.exit_code == 2  # -M keeps its lower bound of 0

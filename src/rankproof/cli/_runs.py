@@ -33,12 +33,14 @@ import typer
 from rankproof._errors import InputError
 from rankproof._io import atomic_write
 from rankproof.cli._app import INPUTS
+from rankproof.cli._derived import field_option
 from rankproof.cli._outputs import STDIN as STDIN
 from rankproof.cli._outputs import guard_outputs
 from rankproof.data import (
     Dedupe,
     Order,
     Qrels,
+    ReadOptions,
     Run,
     load_qrels,
     load_run,
@@ -49,7 +51,7 @@ from rankproof.data import (
     write_parquet_run,
     write_trec_run,
 )
-from rankproof.measures import TopicPolicy
+from rankproof.measures import EvalOptions, TopicPolicy
 
 
 def choices(name: str, values: tuple[Any, ...]) -> type[StrEnum]:
@@ -80,29 +82,33 @@ the tag is TREC's sixth column and Parquet's schema metadata, where the others h
 
 
 def order_option() -> Any:
-    return typer.Option("score", "--order",
-                        help="Rank by score, ties by docid descending (trec_eval), or by the "
-                             "run's rank column.")
+    """``--order`` (`rankproof.measures.EvalOptions.order`)."""
+    return field_option(EvalOptions, "order")
 
 
 def topics_option() -> Any:
-    return typer.Option(
-        "complete", "--topics",
-        help="complete: every qrels topic counts, missing ones score 0 (trec_eval -c); a run "
-             "sharing no topic with the qrels is refused. intersection: only topics in both "
-             "(trec_eval 9 without -c). complete-allow-disjoint: as complete, and a run "
-             "sharing no topic scores 0 everywhere.")
+    """``--topics`` (`rankproof.measures.EvalOptions.topics`)."""
+    return field_option(EvalOptions, "topics")
 
 
 def rel_level_option() -> Any:
-    return typer.Option(1, "-l", "--rel-level", metavar="N",
-                        help="Minimum label counted as relevant (trec_eval -l).")
+    """``-l/--rel-level`` (`rankproof.measures.EvalOptions.rel_level`)."""
+    return field_option(EvalOptions, "rel_level")
+
+
+def max_retrieved_option() -> Any:
+    """``-M/--max-retrieved`` (`rankproof.measures.EvalOptions.max_retrieved`)."""
+    return field_option(EvalOptions, "max_retrieved")
+
+
+def judged_only_option() -> Any:
+    """``-J/--judged-only`` (`rankproof.measures.EvalOptions.judged_only`)."""
+    return field_option(EvalOptions, "judged_only")
 
 
 def dedupe_option() -> Any:
-    return typer.Option(None, "--dedupe",
-                        help="Keep the first or the highest-scored of duplicate (qid, docid) "
-                             "rows instead of failing.")
+    """``--dedupe`` (`rankproof.data.ReadOptions.dedupe`)."""
+    return field_option(ReadOptions, "dedupe")
 
 
 FORMATS_ASKED: dict[str, str | None] = {"run": None, "qrels": None}

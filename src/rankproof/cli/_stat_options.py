@@ -17,8 +17,7 @@ import dataclasses
 import enum
 from typing import TYPE_CHECKING, Any
 
-import typer
-
+from rankproof.cli._derived import UNSET, field_option
 from rankproof.cli._runs import choices
 from rankproof.stats import CORRECTIONS, PAIRS, TESTS, StatSettings
 
@@ -31,7 +30,7 @@ else:
     CorrectionChoice = choices("CorrectionChoice", CORRECTIONS)
     PairsChoice = choices("PairsChoice", PAIRS)
 
-_Unset: Any = object()
+_Unset: Any = UNSET
 _FIELDS = {f.name: f for f in dataclasses.fields(StatSettings)}
 #: The command-line name of each setting whose option spells it otherwise.
 PARAMETERS = {"confidence_level": "confidence"}
@@ -39,12 +38,9 @@ PARAMETERS = {"confidence_level": "confidence"}
 
 def settings_option(name: str, default: Any = _Unset, help: str | None = None,
                     flag: str | None = None) -> Any:
-    """The Typer option of `StatSettings` field ``name``: its default, flag, metavar and
-    help unless given."""
-    spec = _FIELDS[name]
-    return typer.Option(spec.default if default is _Unset else default,
-                        flag or spec.metadata["flag"], metavar=spec.metadata["metavar"],
-                        help=spec.metadata["help"] if help is None else help)
+    """The Typer option of `StatSettings` field ``name`` (`field_option`): its default,
+    flag, metavar and help unless given."""
+    return field_option(StatSettings, name, default, help, None if flag is None else (flag,))
 
 
 def test_option(default: Any = _Unset, help: str | None = None) -> Any:

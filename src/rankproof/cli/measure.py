@@ -25,7 +25,9 @@ from rankproof.cli._runs import (
     check_diversity,
     choices,
     dedupe_option,
+    judged_only_option,
     load_runs,
+    max_retrieved_option,
     names_option,
     order_option,
     output_option,
@@ -221,12 +223,8 @@ def measure(
     complete: bool = typer.Option(
         False, "-c", help="trec_eval's -c: every qrels topic counts (rankproof's default; "
                           "--topics complete)."),
-    max_retrieved: int | None = typer.Option(
-        None, "-M", "--max-retrieved", metavar="N", min=0,
-        help="Evaluate only the first N documents of each topic (trec_eval -M)."),
-    judged_only: bool = typer.Option(
-        False, "-J", "--judged-only",
-        help="Remove unjudged documents before evaluating (trec_eval -J; rarely wise)."),
+    max_retrieved: int | None = max_retrieved_option(),
+    judged_only: bool = judged_only_option(),
     no_summary: bool = typer.Option(
         False, "-n", "--no-summary",
         help="With --format trec: per-topic lines only, no 'all' lines (trec_eval -n)."),

@@ -10,7 +10,7 @@ the statistics' knobs), checked when it is made.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, get_args
 
 from rankproof._errors import InputError
@@ -41,7 +41,10 @@ class ReadOptions:
     """
 
     format: Format | None = None
-    dedupe: Dedupe | None = None
+    dedupe: Dedupe | None = field(default=None, metadata={
+        "flags": ("--dedupe",),
+        "help": "Keep the first or the highest-scored of duplicate (qid, docid) rows instead "
+                "of failing."})
     extra_columns: ExtraColumns = "error"
     memory_cap: int | None = None
 

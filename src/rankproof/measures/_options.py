@@ -11,7 +11,7 @@ it trusts it.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, get_args
 
 from rankproof._errors import InputError
@@ -56,11 +56,26 @@ class EvalOptions:
     'rank'
     """
 
-    rel_level: int = DEFAULT_REL_LEVEL
-    topics: TopicPolicy = DEFAULT_TOPICS
-    order: Order = DEFAULT_ORDER
-    max_retrieved: int | None = None
-    judged_only: bool = False
+    # ``metadata``: how a command line offers each setting (`rankproof.cli._derived`).
+    rel_level: int = field(default=DEFAULT_REL_LEVEL, metadata={
+        "flags": ("-l", "--rel-level"), "metavar": "N",
+        "help": "Minimum label counted as relevant (trec_eval -l)."})
+    topics: TopicPolicy = field(default=DEFAULT_TOPICS, metadata={
+        "flags": ("--topics",),
+        "help": "complete: every qrels topic counts, missing ones score 0 (trec_eval -c); a "
+                "run sharing no topic with the qrels is refused. intersection: only topics in "
+                "both (trec_eval 9 without -c). complete-allow-disjoint: as complete, and a "
+                "run sharing no topic scores 0 everywhere."})
+    order: Order = field(default=DEFAULT_ORDER, metadata={
+        "flags": ("--order",),
+        "help": "Rank by score, ties by docid descending (trec_eval), or by the run's rank "
+                "column."})
+    max_retrieved: int | None = field(default=None, metadata={
+        "flags": ("-M", "--max-retrieved"), "metavar": "N", "min": 0,
+        "help": "Evaluate only the first N documents of each topic (trec_eval -M)."})
+    judged_only: bool = field(default=False, metadata={
+        "flags": ("-J", "--judged-only"),
+        "help": "Remove unjudged documents before evaluating (trec_eval -J; rarely wise)."})
 
     def __post_init__(self) -> None:
         if isinstance(self.rel_level, bool) or not isinstance(self.rel_level, int):

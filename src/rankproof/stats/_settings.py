@@ -46,7 +46,7 @@ def _checked(name: str, check: Callable[[], Any]) -> Any:
 
 def _cli(flag: str, metavar: str | None, help: str) -> dict[str, Any]:
     """A field's command-line spelling (see `StatSettings`'s fields)."""
-    return {"flag": flag, "metavar": metavar, "help": help}
+    return {"flags": (flag,), "metavar": metavar, "help": help}
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +71,7 @@ class StatSettings:
     't'
     """
 
-    # Each field's ``metadata`` is what a command line needs to offer it (``flag``,
+    # Each field's ``metadata`` is what a command line needs to offer it (``flags``,
     # ``metavar``, ``help``): `rankproof.cli._stat_options` derives every command's
     # option from it, so a setting's name, default and words are written here only.
     test: TestName = field(default=DEFAULT_TEST, metadata=_cli(
