@@ -5,6 +5,7 @@ finder for temporary files left behind."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -38,9 +39,18 @@ def rankproof(*args: Any, cwd: Path, extra_env: dict[str, str] | None = None,
                           capture_output=True, text=True, check=False, timeout=300, **kwargs)
 
 
+def _default_sigint() -> None:
+    """In the child, before exec: SIGINT back to its default. A suite started in the
+    background of a non-interactive shell (``make test &``, a CI step's subshell) inherits
+    SIGINT *ignored*, an exec keeps an ignored signal ignored, and Python then installs no
+    KeyboardInterrupt handler: the signal tests would send SIGINT into nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(*args: Any, cwd: Path, extra_env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(command(*args), cwd=cwd, env=env(**(extra_env or {})),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_default_sigint)
 
 
 def wait_for(path: Path, proc: subprocess.Popen[str] | None = None, timeout: float = 120) -> None:
