@@ -52,6 +52,9 @@ PARTITION_FACTOR = 16
 MEMORY_MARGIN = 64 << 20
 """What the peak may exceed the cap by, above the post-import size (see the docstring)."""
 _MIN_PARTITION = 64 << 10
+_SHORTEST_LINE = 6
+"""The fewest bytes a run line takes (``q d 1`` and its newline: MS MARCO's three columns),
+so a run of ``size`` bytes holds at most ``size // 6`` topics (`automatic_cap`)."""
 _MIN_ROOM = 16 << 10
 """The smallest partition a cap is allowed to leave room for (`stream_plan`)."""
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kib": 1 << 10, "kb": 10**3, "m": 1 << 20,
@@ -212,7 +215,7 @@ def automatic_cap(tasks: list[RunFileTask]) -> tuple[int, int] | None:
     available, so that the command streams it under that cap instead; None when every run
     fits, the amount is unknown, or even streaming could not fit (the run is then read whole,
     as before: a help, never a refusal)."""
-    from rankproof.data import Run
+    from rankproof.data import Run, run_size
 
     avail = available_memory()
     if avail is None:
@@ -220,6 +223,16 @@ def automatic_cap(tasks: list[RunFileTask]) -> tuple[int, int] | None:
     need = 0
     for task in tasks:
         if isinstance(task.run, Run):
+            continue
+        size = run_size(task.run)
+        if size is None:
+            continue
+        # Most runs fit whatever their number of topics: then their head is not read for
+        # an estimate (`stream_plan`'s, tens of milliseconds per run on every command).
+        most = size // _SHORTEST_LINE
+        if (in_memory_bytes(size, most) * max(1, task.cap_share)
+                + held_bytes(task.qrels, len(task.measures), most, tables=task.held_tables,
+                             evidence_depth=task.evidence_depth)) <= avail:
             continue
         try:
             plan = stream_plan(task.run, avail, task.qrels, len(task.measures),
