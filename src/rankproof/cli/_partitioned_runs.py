@@ -164,11 +164,10 @@ def evaluate_run_range(task: RunRangeTask) -> RunRangeResult:
             _LINE_NOTE.sub(lambda m: f"at line {int(m.group(1)) + offset}", n)
             for n in run.notes))
     name, tag = run.name, run.tag
-    if task.options.limits_run:
-        kept = task.options.limited(run, qrels)
-        if kept is None:
-            return RunRangeResult(part=None, name=name, tag=tag)
-        run = kept
+    kept = task.options.limited(run, qrels)  # -M/-J; the run itself without them
+    if kept is None:
+        return RunRangeResult(part=None, name=name, tag=tag)
+    run = kept
     part = evaluate_partition(qrels, run, task.measures, rel_level=task.options.rel_level,
                               order=task.options.order, slices=slices)
     top = None

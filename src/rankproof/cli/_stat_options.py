@@ -30,52 +30,51 @@ else:
     CorrectionChoice = choices("CorrectionChoice", CORRECTIONS)
     PairsChoice = choices("PairsChoice", PAIRS)
 
-_Unset: Any = UNSET
 _FIELDS = {f.name: f for f in dataclasses.fields(StatSettings)}
 #: The command-line name of each setting whose option spells it otherwise.
 PARAMETERS = {"confidence_level": "confidence"}
 
 
-def settings_option(name: str, default: Any = _Unset, help: str | None = None,
+def settings_option(name: str, default: Any = UNSET, help: str | None = None,
                     flag: str | None = None) -> Any:
     """The Typer option of `StatSettings` field ``name`` (`field_option`): its default,
     flag, metavar and help unless given."""
     return field_option(StatSettings, name, default, help, None if flag is None else (flag,))
 
 
-def test_option(default: Any = _Unset, help: str | None = None) -> Any:
+def test_option(default: Any = UNSET, help: str | None = None) -> Any:
     """``--test``: the paired test behind every p-value."""
     return settings_option("test", default, help)
 
 
-def alpha_option(default: Any = _Unset, help: str | None = None) -> Any:
+def alpha_option(default: Any = UNSET, help: str | None = None) -> Any:
     """``--alpha``: the level a corrected p is compared with."""
     return settings_option("alpha", default, help)
 
 
-def correction_option(default: Any = _Unset, help: str | None = None) -> Any:
+def correction_option(default: Any = UNSET, help: str | None = None) -> Any:
     """``--correction``: how the rows of one command are corrected together."""
     return settings_option("correction", default, help)
 
 
-def resamples_option(default: Any = _Unset, help: str | None = None) -> Any:
+def resamples_option(default: Any = UNSET, help: str | None = None) -> Any:
     """``--resamples``: random draws of each resampling test and interval."""
     return settings_option("resamples", default, help)
 
 
-def seed_option(default: Any = _Unset, help: str | None = None) -> Any:
+def seed_option(default: Any = UNSET, help: str | None = None) -> Any:
     """``--seed``: the seed of every draw."""
     return settings_option("seed", default, help)
 
 
-def confidence_option(default: Any = _Unset, help: str | None = None,
+def confidence_option(default: Any = UNSET, help: str | None = None,
                       flag: str | None = None) -> Any:
     """``--confidence``: the level of the uncorrected interval kept beside each row's (``eval``
     spells its abstention interval's level ``--abstention-confidence``: another interval)."""
     return settings_option("confidence_level", default, help, flag)
 
 
-def pairs_option(default: Any = _Unset, help: str | None = None) -> Any:
+def pairs_option(default: Any = UNSET, help: str | None = None) -> Any:
     """``--pairs``: which systems are compared with which."""
     return settings_option("pairs", default, help)
 
