@@ -132,10 +132,8 @@ def _fast_table(
                     refused = refused_row(str(src.path), str(exc), delimiter, len(names),
                                           extra == "ignore")
                     if refused is not None:
-                        layout = LAYOUTS.get(tuple(names), " ".join(names))
-                        raise InputError(
-                            f"expected {len(names)} columns '{layout}', found {refused[1]}",
-                            path=src.label, line=refused[0], field="columns") from None
+                        raise column_count_error(names, refused[1], src.label,
+                                                 refused[0]) from None
             plain = scan.plain
             if not plain:
                 table = None
@@ -190,6 +188,16 @@ def field_namer(names: Sequence[str]) -> Callable[[bytes, int], str | None]:
     return field_at
 
 
+def column_count_error(names: Sequence[str], found: int, path: str | None,
+                       line: int) -> InputError:
+    """The refusal of a line with ``found`` fields where the layout ``names`` has another
+    number: the careful path's, and the fast path's when it proves the same line
+    (`_bad_row`), in the same words."""
+    layout = LAYOUTS.get(tuple(names), " ".join(names))
+    return InputError(f"expected {len(names)} columns '{layout}', found {found}", path=path,
+                      line=line, field="columns")
+
+
 class _Lines:
     """Careful, line-by-line tokenizer with exact error locations.
 
@@ -213,17 +221,13 @@ class _Lines:
         rows: list[list[str]] = []
         lines: list[int] = []
         want = len(self.names)
-        layout = LAYOUTS.get(tuple(self.names), " ".join(self.names))
         for lineno, raw in enumerate(split_lines(text), 1):
             stripped = raw.strip(_STRIP)
             if not stripped or stripped.startswith("#"):
                 continue
             parts = _SPLIT.split(stripped)
             if len(parts) != want and not (len(parts) > want and self.extra == "ignore"):
-                raise InputError(
-                    f"expected {want} columns '{layout}', found {len(parts)}",
-                    path=self.path, line=lineno, field="columns",
-                )
+                raise column_count_error(self.names, len(parts), self.path, lineno)
             rows.append(parts[:want])
             lines.append(lineno)
         if not rows and not self.allow_empty:
