@@ -12,25 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.data._careful import count_careful_parses, trec_lines
 
 from rankproof import InputError
 from rankproof.data import _bad_row, _trec, read_trec_qrels, read_trec_run
-
-
-def _lines(topics: int = 40, docs: int = 25) -> list[str]:
-    return [f"q{q} Q0 d{d} {d + 1} {100 - d} t" for q in range(topics) for d in range(docs)]
-
-
-def _careful_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    calls: list[int] = []
-    real = _trec._Lines.rows
-
-    def rows(self: _trec._Lines) -> tuple[list[list[str]], list[int]]:
-        calls.append(1)
-        return real(self)
-
-    monkeypatch.setattr(_trec._Lines, "rows", rows)
-    return calls
 
 
 def _error(path: Path, **kwargs: object) -> InputError:
@@ -49,12 +34,12 @@ def _careful_error(path: Path, monkeypatch: pytest.MonkeyPatch, **kwargs: object
 @pytest.mark.parametrize("where", [0, 1, 500, 999])
 def test_the_fast_locator_names_the_careful_paths_line(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bad: str, where: int) -> None:
-    lines = _lines()
+    lines = trec_lines(40, 25)
     lines.insert(where, bad)
     path = tmp_path / "run.trec"
     path.write_text("\n".join([*lines[:300], "", *lines[300:]]) + "\n")
     expected = _careful_error(path, monkeypatch)
-    calls = _careful_calls(monkeypatch)
+    calls = count_careful_parses(monkeypatch)
     got = _error(path)
     assert calls == []  # named without the line-by-line parse
     assert str(got) == str(expected)
@@ -63,16 +48,16 @@ def test_the_fast_locator_names_the_careful_paths_line(
 
 def test_the_last_line_without_a_newline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "run.trec"
-    path.write_text("\n".join([*_lines(), "q9 Q0 broken"]))
+    path.write_text("\n".join([*trec_lines(40, 25), "q9 Q0 broken"]))
     expected = _careful_error(path, monkeypatch)
-    calls = _careful_calls(monkeypatch)
+    calls = count_careful_parses(monkeypatch)
     assert str(_error(path)) == str(expected) and calls == []
     assert expected.line == 1001
 
 
 def test_extra_columns_ignored_are_still_accepted(tmp_path: Path) -> None:
     path = tmp_path / "run.trec"
-    lines = _lines()
+    lines = trec_lines(40, 25)
     lines[10] += " more"
     path.write_text("\n".join(lines) + "\n")
     assert len(read_trec_run(path, extra_columns="ignore")) == len(lines)
@@ -91,13 +76,13 @@ def test_extra_columns_ignored_are_still_accepted(tmp_path: Path) -> None:
 ])
 def test_what_it_cannot_prove_goes_to_the_careful_path(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, earlier: str) -> None:
-    lines = _lines()
+    lines = trec_lines(40, 25)
     lines.insert(100, earlier)
     lines.insert(600, "q9 Q0 broken")
     path = tmp_path / "run.trec"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     expected = _careful_error(path, monkeypatch)
-    calls = _careful_calls(monkeypatch)
+    calls = count_careful_parses(monkeypatch)
     got = _error(path)
     assert str(got) == str(expected)
     assert calls  # the careful path decided
@@ -105,7 +90,7 @@ def test_what_it_cannot_prove_goes_to_the_careful_path(
 
 def test_a_carriage_return_file_goes_to_the_careful_path(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    lines = _lines()
+    lines = trec_lines(40, 25)
     lines.insert(500, "q9 Q0 broken")
     path = tmp_path / "run.trec"
     path.write_bytes(("\r\n".join(lines) + "\r\n").encode())
@@ -118,7 +103,7 @@ def test_qrels_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     lines = [f"q{q} 0 d{d} 1" for q in range(50) for d in range(10)]
     lines.insert(250, "q9 0 d1")
     path.write_text("\n".join(lines) + "\n")
-    calls = _careful_calls(monkeypatch)
+    calls = count_careful_parses(monkeypatch)
     with pytest.raises(InputError) as info:
         read_trec_qrels(path)
     assert calls == [] and info.value.line == 251

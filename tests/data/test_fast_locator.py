@@ -12,36 +12,21 @@ import gzip
 from pathlib import Path
 
 import pytest
+from tests.data._careful import count_careful_parses, trec_lines
 
 from rankproof import InputError
 from rankproof.data import _trec, read_trec_run
 
 
-def _lines(topics: int = 30, docs: int = 20) -> list[str]:
-    return [f"q{q} Q0 d{d} {d + 1} {100 - d} t" for q in range(topics) for d in range(docs)]
-
-
-def _count_careful_parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    calls: list[int] = []
-    real = _trec._Lines.rows
-
-    def rows(self: _trec._Lines) -> tuple[list[list[str]], list[int]]:
-        calls.append(1)
-        return real(self)
-
-    monkeypatch.setattr(_trec._Lines, "rows", rows)
-    return calls
-
-
 @pytest.mark.parametrize("gz", [False, True])
 def test_a_duplicate_is_named_by_its_line_with_no_careful_parse(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gz: bool) -> None:
-    lines = _lines()
+    lines = trec_lines()
     text_lines = [*lines[:100], "", "", *lines[100:], lines[250]]  # blank lines are skipped
     data = ("\n".join(text_lines) + "\n").encode()
     path = tmp_path / ("dup.run.gz" if gz else "dup.run")
     path.write_bytes(gzip.compress(data) if gz else data)
-    calls = _count_careful_parses(monkeypatch)
+    calls = count_careful_parses(monkeypatch)
     with pytest.raises(InputError) as got:
         read_trec_run(path)
     assert got.value.line == len(text_lines)  # the repeated row is the file's last line
@@ -50,7 +35,7 @@ def test_a_duplicate_is_named_by_its_line_with_no_careful_parse(
 
 
 def test_the_scan_and_the_careful_split_agree_on_every_row(tmp_path: Path) -> None:
-    lines = _lines(topics=5, docs=7)
+    lines = trec_lines(topics=5, docs=7)
     text = "\n\n".join(lines[:10]) + "\n" + "\n".join(lines[10:])  # no final newline
     path = tmp_path / "r.run"
     path.write_text(text)
@@ -61,7 +46,7 @@ def test_the_scan_and_the_careful_split_agree_on_every_row(tmp_path: Path) -> No
 
 
 def test_carriage_returns_fall_back_to_the_careful_split(tmp_path: Path) -> None:
-    lines = _lines(topics=3, docs=5)
+    lines = trec_lines(topics=3, docs=5)
     path = tmp_path / "crlf.run"
     path.write_bytes(("\r\n".join([*lines, lines[4]]) + "\r\n").encode())
     assert _trec._nonempty_line(_trec.Input.open(path), 3) is None
@@ -78,7 +63,7 @@ def test_an_msmarco_duplicate_is_named_by_its_line_with_no_careful_parse(
     text_lines = [*lines[:50], "", *lines[50:], lines[7]]
     path = tmp_path / "dup.tsv"
     path.write_text("\n".join(text_lines) + "\n")
-    calls = _count_careful_parses(monkeypatch)
+    calls = count_careful_parses(monkeypatch)
     with pytest.raises(InputError) as got:
         read_msmarco_run(path)
     assert got.value.line == len(text_lines)
