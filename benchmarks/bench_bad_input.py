@@ -32,7 +32,7 @@ from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 from _common import start_launcher, timed_child  # noqa: E402
-from gen_million import write_million  # noqa: E402
+from gen_million import add_million_arguments, write_million  # noqa: E402
 
 
 def _with_line(source: Path, target: Path, make: str) -> int:
@@ -57,9 +57,7 @@ def _with_line(source: Path, target: Path, make: str) -> int:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out-dir", type=Path, default=Path("bench-data"))
-    ap.add_argument("--topics", type=int, default=1_000_000)
-    ap.add_argument("--depth", type=int, default=10)
+    add_million_arguments(ap, Path("bench-data"))
     ap.add_argument("--json", type=Path, default=None, help="Also write the figures here.")
     args = ap.parse_args()
     start_launcher()  # before any data is generated here (see _common.Launcher)

@@ -84,11 +84,17 @@ def write_million(out_dir: Path, topics: int = 1_000_000, depth: int = 10,
     return paths
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out-dir", type=Path, default=Path("/tmp/rankproof-million"))
+def add_million_arguments(ap: argparse.ArgumentParser, out_dir: Path) -> None:
+    """``--out-dir``, ``--topics`` and ``--depth``: where `write_million` writes, and the shape
+    (the scripts that generate this data take the same three)."""
+    ap.add_argument("--out-dir", type=Path, default=out_dir)
     ap.add_argument("--topics", type=int, default=1_000_000)
     ap.add_argument("--depth", type=int, default=10)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_million_arguments(ap, Path("/tmp/rankproof-million"))
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     paths = write_million(args.out_dir, args.topics, args.depth, args.seed)
