@@ -46,8 +46,8 @@ with open(sys.argv[1], "wb") as out, open(sys.argv[1] + ".err", "wb") as err:
     wall = time.perf_counter() - start
 print(usage.ru_maxrss, usage.ru_utime + usage.ru_stime, wall, os.waitstatus_to_exitcode(status))
 """
-BASELINE = ("import rankproof.cli, rankproof.cli.measure, rankproof.cli._many, "
-            "rankproof.cli._capped")
+BASELINE = ("import rankproof.cli, rankproof.cli.measure, rankproof.jobs._run_files, "
+            "rankproof.jobs._capped")
 
 
 def launch(argv: list[str], out: Path) -> dict[str, Any]:

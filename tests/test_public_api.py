@@ -12,7 +12,7 @@ import rankproof.measures
 SUBPACKAGES = ("data", "corpus", "measures", "stats", "engine", "providers", "comparison",
                "retrieval",
                "targets", "harness", "discovery", "rag", "gate", "report", "compat", "history",
-               "web")
+               "web", "jobs")
 
 
 def _isort_key(name: str) -> tuple[int, str]:
@@ -190,6 +190,15 @@ def test_the_engine_namespace_is_pinned() -> None:
 
     assert rankproof.engine.__all__ == ["ENGINES", "Executor", "Kind", "LocalExecutor",
                                         "RayExecutor", "cpu_count", "executor_for", "shards"]
+
+
+def test_the_jobs_namespace_is_pinned() -> None:
+    import rankproof.jobs
+
+    assert rankproof.jobs.__all__ == [
+        "STDIN", "Note", "Notify", "RunFileResult", "RunFileTask", "RunFilesRequest",
+        "RunFilesResult", "check_names", "check_stdin", "evaluate_run_file", "measure_files",
+        "nothing_left", "run_names", "should_stream", "trec_eval_limited", "unique_labels"]
 
 
 def test_the_installed_version_is_the_one_written_in_the_package() -> None:

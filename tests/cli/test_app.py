@@ -77,7 +77,7 @@ def test_internal_error_in_process_is_exit_3(monkeypatch: pytest.MonkeyPatch,
         raise ValueError("not a RankproofError")
 
     monkeypatch.setattr(measure_cli, "evaluate", evaluate)
-    monkeypatch.setattr("rankproof.cli._many.evaluate", evaluate)  # each run's task
+    monkeypatch.setattr("rankproof.jobs._run_files.evaluate", evaluate)  # each run's task
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     monkeypatch.delenv("RANKPROOF_DEBUG", raising=False)
     result = runner.invoke(app, ["measure", str(TOY / "qrels.txt"), str(TOY / "bm25.run")])

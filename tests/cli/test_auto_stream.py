@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import rankproof.cli._capped as capped
+import rankproof.jobs._capped as capped
 from rankproof.cli import app
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"

@@ -18,8 +18,8 @@ import pytest
 from typer.testing import CliRunner
 
 from rankproof.cli import app
-from rankproof.cli._capped import held_bytes
 from rankproof.data import load_qrels
+from rankproof.jobs._capped import held_bytes
 
 runner = CliRunner()
 COPIES = 12

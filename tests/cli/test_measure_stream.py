@@ -11,7 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from rankproof.cli import app
-from rankproof.cli._capped import MEMORY_CAP_ENV, MEMORY_MARGIN, parse_size
+from rankproof.cli._capped import MEMORY_CAP_ENV, parse_size
+from rankproof.jobs._capped import MEMORY_MARGIN
 
 runner = CliRunner()
 
@@ -204,7 +205,7 @@ def test_a_run_over_the_cap_streams_in_bounded_memory(tmp_path: Path) -> None:
     assert size > 1.5 * cap  # about 120 MiB
     python = sys.executable
     baseline = _peak_rss([python, "-c", "import rankproof.cli, rankproof.cli.measure, "
-                                        "rankproof.cli._many, rankproof.cli._capped"],
+                                        "rankproof.jobs._run_files, rankproof.jobs._capped"],
                          tmp_path / "base.out")
     command = [python, "-m", "rankproof", "measure", str(qrels), str(run), "-m", "all_trec",
                "--format", "trec"]

@@ -17,9 +17,9 @@ import pytest
 
 from rankproof._errors import ConfigError, InputError
 from rankproof.cli._engine import describe_where, engine_from
-from rankproof.cli._many import RunFileTask, evaluate_run_file
 from rankproof.data import load_qrels
 from rankproof.engine import ENGINES, Executor, LocalExecutor, RayExecutor, executor_for, shards
+from rankproof.jobs import RunFileTask, evaluate_run_file
 from rankproof.measures import parse, resolve_measures
 from rankproof.stats import StatSettings
 

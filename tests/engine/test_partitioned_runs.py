@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-import rankproof.cli._partitioned_runs as partitioned_runs
+import rankproof.jobs._ranges as partitioned_runs
 from rankproof import InputError
 from rankproof.cli import app
 from rankproof.data import load_qrels, load_run, read_run_range, topic_ranges

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from rankproof import InputError
-from rankproof.cli._many import RunFileTask
-from rankproof.cli._partitioned_runs import RunRangeTask
 from rankproof.data import ReadOptions, read_trec_qrels, read_trec_run
+from rankproof.jobs import RunFileTask
+from rankproof.jobs._ranges import RunRangeTask
 from rankproof.measures import EvalOptions, evaluate
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "trec_eval_tests"

@@ -9,14 +9,8 @@ choice here without an edit.
 
 Runs and qrels are read through `rankproof.data.load_run` / `load_qrels`
 (TREC, BEIR TSV, JSON, JSONL, MS MARCO; ``-`` for standard input, which can
-be read only once). A run is named, in every command and every output
-format, by:
-
-1. ``--name``, given once per run in run order; else
-2. its run tag (TREC's sixth column) when no other run has the same tag; else
-3. its path, cut to the shortest suffix of folders that tells it apart from
-   the other runs' paths (the file's last component without ``.gz`` and its
-   format suffix, then its parent folders as needed).
+be read only once). A run is named by the one rule of `rankproof.jobs` (``--name``, else
+its unique run tag, else its path made unique).
 """
 
 from __future__ import annotations
@@ -51,6 +45,7 @@ from rankproof.data import (
     write_parquet_run,
     write_trec_run,
 )
+from rankproof.jobs import check_names, check_stdin, unique_labels
 from rankproof.measures import EvalOptions, TopicPolicy
 
 
@@ -200,6 +195,22 @@ def note_input(path: Path | str) -> None:
         INPUTS.append(Path(path))
 
 
+def note_inputs(qrels: Path | str, runs: Sequence[Path | str]) -> None:
+    """`note_input` for the qrels and every run of a request."""
+    for path in (qrels, *runs):
+        note_input(path)
+
+
+def read_options(dedupe: object, allow_extra_columns: bool, memory_cap: int | None
+                 ) -> ReadOptions:
+    """The `ReadOptions` of ``--run-format``, ``--dedupe``, ``--allow-extra-columns`` and
+    ``--memory-cap``."""
+    return ReadOptions(format=FORMATS_ASKED["run"],  # type: ignore[arg-type]
+                       dedupe=None if dedupe is None else str(dedupe),  # type: ignore[arg-type]
+                       extra_columns="ignore" if allow_extra_columns else "error",
+                       memory_cap=memory_cap)
+
+
 def check_outputs(*paths: Path | str | None) -> None:
     """Refuse an output that is one of the inputs noted so far, or is given twice.
 
@@ -225,12 +236,6 @@ def _value(choice: StrEnum | str | None) -> Any:
     return None if choice is None else str(choice)
 
 
-def _check_stdin(paths: list[str]) -> None:
-    if paths.count(STDIN) > 1:
-        raise InputError("standard input (-) can be read only once, and it is given "
-                         f"{paths.count(STDIN)} times")
-
-
 def load_qrels_arg(path: Path | str, dedupe: DedupeChoice | None = None) -> Qrels:
     note_input(path)
     return load_qrels(str(path), dedupe=_value(dedupe),
@@ -245,10 +250,8 @@ def load_runs(qrels: Path | str | None, paths: list[Path], *, names: list[str] |
     With ``subtopics`` the qrels are ndeval's subtopic qrels (a document is judged once per
     subtopic, so not the one-label-per-pair reader)."""
     given = [str(p) for p in paths]
-    _check_stdin([*([str(qrels)] if qrels is not None else []), *given])
-    if names and len(names) != len(given):
-        raise InputError(f"--name is given {len(names)} time(s) for {len(given)} run(s); give "
-                         "it once per run, in run order", field="--name")
+    check_stdin([*([str(qrels)] if qrels is not None else []), *given])
+    check_names(names, given)
     q: Qrels | None = None
     if qrels is not None and subtopics:
         from rankproof.data import read_subtopic_qrels
@@ -265,48 +268,3 @@ def load_runs(qrels: Path | str | None, paths: list[Path], *, names: list[str] |
     labels = unique_labels(given, names, runs)
     return q, [r if r.name == n else dataclasses.replace(r, name=n)
                for r, n in zip(runs, labels, strict=True)]
-
-
-def unique_labels(given: list[str], names: list[str] | None, runs: Sequence[Any]) -> list[str]:
-    """The name each run is shown under (``--name`` values, else `run_names`), refusing a
-    run given twice without names, or two runs that would share a name."""
-    labels = list(names) if names else run_names(given, runs)
-    dup = sorted({n for n in labels if labels.count(n) > 1})
-    twice = sorted({p for p in given if given.count(p) > 1 and p != STDIN})
-    if twice and not names:
-        raise InputError(f"the run {twice[0]!r} is given twice; to compare a run with itself, "
-                         "give each a --name", field="--name")
-    if dup:
-        raise InputError(f"two runs would be named {dup[0]!r}: give each run a --name",
-                         field="--name")
-    return labels
-
-
-def run_names(paths: list[str], runs: Sequence[Any]) -> list[str]:
-    """Each run's name: its tag when unique among the runs, else its path made unique.
-
-    ``runs`` are `Run` objects, or anything with their ``name`` and ``tag`` (a run
-    evaluated elsewhere, `rankproof.cli._many`)."""
-    tags = [r.tag for r in runs]
-    by_path = path_names(paths, [r.name for r in runs])
-    out = [t if t and tags.count(t) == 1 else p for t, p in zip(tags, by_path, strict=True)]
-    if len(set(out)) != len(out):  # a tag equal to another run's path name: paths for all
-        return by_path
-    return out
-
-
-def path_names(paths: list[str], stems: list[str]) -> list[str]:
-    """The shortest suffix of each path (``stem``, ``folder/stem``, …) that no other has."""
-    parts = [[*Path(p).absolute().parts[:-1], s] if p != STDIN else [s]
-             for p, s in zip(paths, stems, strict=True)]
-    names = [p[-1] for p in parts]
-    for i, own in enumerate(parts):
-        depth = 1
-        while depth < len(own):
-            name = "/".join(own[-depth:])
-            if not any("/".join(other[-depth:]) == name
-                       for j, other in enumerate(parts) if j != i):
-                break
-            depth += 1
-        names[i] = "/".join(own[-depth:])
-    return names

@@ -21,15 +21,14 @@ from typer.core import TyperCommand
 
 from rankproof._errors import InputError
 from rankproof.cli._app import EXIT_FAILED, app, err_console, error_boundary, print_note, readable
-from rankproof.cli._capped import memory_cap_option, parse_size
+from rankproof.cli._capped import memory_cap_option, parse_size, partitions_option
 from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption, engine_from
 from rankproof.cli._evidence import sidecar_outputs, stream_text, write_reports
 from rankproof.cli._history import history_option, record
-from rankproof.cli._many import evaluate_run_files, read_options
 from rankproof.cli._outputs import force_option, guard_outputs
-from rankproof.cli._partitioned_runs import partitions_option
 from rankproof.cli._progress import quiet_option, stages
 from rankproof.cli._runs import (
+    FORMATS_ASKED,
     DedupeChoice,
     OrderChoice,
     TopicsChoice,
@@ -38,10 +37,12 @@ from rankproof.cli._runs import (
     choices,
     dedupe_option,
     names_option,
+    note_inputs,
     order_option,
     output_option,
     qrels_argument,
     qrels_format_option,
+    read_options,
     rel_level_option,
     run_format_option,
     subtopics_option,
@@ -69,6 +70,7 @@ from rankproof.comparison import (
     judged_measure,
     read_queries,
 )
+from rankproof.jobs import RunFilesRequest, measure_files
 from rankproof.measures import EvalOptions, resolve_measures
 from rankproof.report.compare import comparison_markdown, comparison_tables
 from rankproof.report.console import make_console, plain, print_table
@@ -257,22 +259,23 @@ def compare(
         evidence_depth = 0
     # Each run file is read, evaluated (with its Judged@k columns) and its top ids collected
     # in one task of the engine; only the numbers come back, in the order of the runs.
+    request = RunFilesRequest(
+        qrels=str(qrels), runs=(str(baseline), *(str(c) for c in candidates)),
+        measures=(*ms, *dict.fromkeys(judged_measure(m) for m in ms)),
+        names=tuple(names) if names else None,
+        read=read_options(dedupe, allow_extra_columns, cap),
+        options=EvalOptions(rel_level=rel_level, topics=str(topics),  # type: ignore[arg-type]
+                            order=str(order)),  # type: ignore[arg-type]
+        qrels_format=FORMATS_ASKED["qrels"], subtopics=subtopics,
+        evidence_depth=evidence_depth, partitions=partitions, keep_all=True)
+    note_inputs(qrels, [baseline, *candidates])
     with stages(quiet) as bar:
         with engine_from(engine, address, workers) as executor, bar.stage(
                 f"reading and evaluating {1 + len(candidates)} runs",
                 files=[qrels, baseline, *candidates]):
             engine_info = executor.describe()
-            q, evaluated = evaluate_run_files(
-                qrels, [baseline, *candidates],
-                (*ms, *dict.fromkeys(judged_measure(m) for m in ms)), executor=executor,
-                names=names, read=read_options(dedupe, allow_extra_columns, cap),
-                options=EvalOptions(rel_level=rel_level, topics=str(topics),  # type: ignore[arg-type]
-                                    order=str(order)),  # type: ignore[arg-type]
-                subtopics=subtopics, evidence_depth=evidence_depth, partitions=partitions,
-                held_tables=True)
-        for done in evaluated:
-            if done.streamed is not None:
-                print_note(done.streamed, about=done.per_query.run_name)
+            done = measure_files(request, executor, notify=print_note)
+        q, evaluated = done.qrels, done.runs
         tables = {r.per_query.run_name: r.per_query for r in evaluated}
         # Short, so that the count and the ETA fit an 80-column terminal.
         with bar.counting(f"resampling ({test})", "resamples") as tick:

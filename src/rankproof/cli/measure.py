@@ -10,14 +10,13 @@ import typer
 
 from rankproof._errors import InputError
 from rankproof.cli._app import EXIT_FAILED, app, error_boundary, print_note
-from rankproof.cli._capped import memory_cap_option, parse_size, should_stream
+from rankproof.cli._capped import memory_cap_option, parse_size, partitions_option
 from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption, engine_from
 from rankproof.cli._history import history_option, record
-from rankproof.cli._many import evaluate_run_files, read_options, trec_eval_limited
 from rankproof.cli._outputs import force_option, guard_outputs
-from rankproof.cli._partitioned_runs import partitions_option
 from rankproof.cli._progress import quiet_option, stages
 from rankproof.cli._runs import (
+    FORMATS_ASKED,
     DedupeChoice,
     OrderChoice,
     TopicsChoice,
@@ -29,10 +28,12 @@ from rankproof.cli._runs import (
     load_runs,
     max_retrieved_option,
     names_option,
+    note_inputs,
     order_option,
     output_option,
     qrels_argument,
     qrels_format_option,
+    read_options,
     rel_level_option,
     run_format_option,
     runs_argument,
@@ -41,6 +42,7 @@ from rankproof.cli._runs import (
     write_output,
 )
 from rankproof.data import Qrels, Run
+from rankproof.jobs import RunFilesRequest, measure_files, should_stream, trec_eval_limited
 from rankproof.measures import (
     DEFAULT_MEASURES,
     TREC_HEADER_LINES,
@@ -261,20 +263,21 @@ def measure(
     loaded: list[Run] = []
     if cross_check_with is None:
         # Each run is read and evaluated in one task of the engine; only its numbers return.
+        request = RunFilesRequest(
+            qrels=str(qrels), runs=tuple(str(p) for p in runs), measures=selected,
+            names=tuple(names) if names else None,
+            read=read_options(dedupe, allow_extra_columns, cap),
+            options=EvalOptions(rel_level=rel_level, topics=str(topics),  # type: ignore[arg-type]
+                                order=str(order),  # type: ignore[arg-type]
+                                max_retrieved=max_retrieved, judged_only=judged_only),
+            qrels_format=FORMATS_ASKED["qrels"], subtopics=subtopics, partitions=partitions)
+        note_inputs(qrels, runs)
         with engine_from(engine, address, workers) as executor, stages(quiet) as bar, bar.stage(
                 f"reading and evaluating {len(runs)} run(s)", files=[qrels, *runs]):
             engine_info = executor.describe()
-            qrels_obj, evaluated = evaluate_run_files(
-                qrels, runs, selected, executor=executor, names=names,
-                read=read_options(dedupe, allow_extra_columns, cap),
-                options=EvalOptions(rel_level=rel_level, topics=str(topics),  # type: ignore[arg-type]
-                                    order=str(order),  # type: ignore[arg-type]
-                                    max_retrieved=max_retrieved, judged_only=judged_only),
-                subtopics=subtopics, partitions=partitions)
-        computed = [r.per_query for r in evaluated]
-        for done in evaluated:
-            if done.streamed is not None:
-                print_note(done.streamed, about=done.per_query.run_name)
+            done = measure_files(request, executor, notify=print_note)
+        qrels_obj = done.qrels
+        computed = [r.per_query for r in done.runs]
     else:  # the second evaluator needs the runs themselves: read them here
         if any(should_stream(str(p), cap) for p in runs):
             raise typer.BadParameter("--cross-check needs every run in memory, and a run is "

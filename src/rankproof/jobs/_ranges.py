@@ -1,7 +1,7 @@
 """One large run spread over several workers: topic-aligned byte ranges, combined here.
 
 ``measure`` and ``compare`` hand each run file to the engine as one task
-(`rankproof.cli._many`). With more workers than runs, one large TREC run would still
+(`rankproof.jobs._run_files`). With more workers than runs, one large TREC run would still
 keep a single worker busy while the others wait, so the run is cut into byte ranges of
 whole topics (`rankproof.data.topic_ranges`: a few kilobytes read around each cut) and
 each range is a task of its own (`RunRangeTask`): the worker reads its bytes with the one
@@ -24,7 +24,7 @@ standard input, a gzip, Parquet or non-TREC file, a run too small to cut (under
 keep the one-task path, and so does a run whose ranges turn out not to be
 topic-contiguous (a topic in two ranges) or in which a range meets an error: the whole
 run is then evaluated in one task, which reports exactly what ``local`` would. A note
-on standard error says so only when ``--partitions`` was given.
+says so only when the number of partitions was asked for.
 """
 
 from __future__ import annotations
@@ -62,8 +62,8 @@ from rankproof.measures import (
 )
 
 if TYPE_CHECKING:
-    from rankproof.cli._many import RunFileResult, RunFileTask
     from rankproof.engine import Executor
+    from rankproof.jobs._run_files import Notify, RunFileResult, RunFileTask
 
 AUTO_MIN_BYTES = 64 << 20
 """The smallest run cut without ``--partitions`` (64 MiB, about 1.6 million TREC lines):
@@ -74,16 +74,6 @@ RANGE_MIN_BYTES = MIN_RANGE_BYTES
 read when a command runs, so a test may lower it)."""
 _LINE_NOTE = re.compile(r"at line (\d+)")
 _QRELS_CACHE: dict[tuple[Any, ...], tuple[Qrels, TopicSlices]] = {}
-
-
-def partitions_option() -> Any:
-    import typer
-
-    return typer.Option(
-        None, "--partitions", metavar="N", min=1,
-        help="Cut each TREC run into N byte ranges of whole topics, each evaluated as its "
-             "own task of the engine (identical output). Default: a run of 64 MiB or more "
-             "is cut when there are more workers than runs.")
 
 
 @dataclass(frozen=True)
@@ -185,7 +175,7 @@ def evaluate_item(item: Any) -> Any:
     """The engine's one function: a whole run file or one range of one."""
     if isinstance(item, RunRangeTask):
         return evaluate_run_range(item)
-    from rankproof.cli._many import evaluate_run_file
+    from rankproof.jobs._run_files import evaluate_run_file
 
     return evaluate_run_file(item)
 
@@ -203,8 +193,8 @@ def _parts_wanted(n_runs: int, executor: Executor, partitions: int | None) -> in
     return max(1, math.ceil(workers / max(1, n_runs))) if workers > n_runs else 1
 
 
-def _plan(task: RunFileTask, parts: int, explicit: bool,
-          about: str) -> tuple[tuple[int, int], ...] | None:
+def _plan(task: RunFileTask, parts: int, explicit: bool, about: str,
+          note: Notify) -> tuple[tuple[int, int], ...] | None:
     """The byte ranges of ``task``'s run, or None (read whole; a note if ``explicit``)."""
     reason: str | None = None
     if isinstance(task.run, Run):
@@ -230,14 +220,8 @@ def _plan(task: RunFileTask, parts: int, explicit: bool,
             return ranges.ranges
         reason = ranges.reason
     if explicit and parts > 1:
-        _note(f"read whole, not in {parts} ranges: {reason}", about)
+        note(f"read whole, not in {parts} ranges: {reason}", about)
     return None
-
-
-def _note(text: str, about: str) -> None:
-    from rankproof.cli._app import print_note
-
-    print_note(text, about=about)
 
 
 def _overlap(results: Sequence[RunRangeResult]) -> str | None:
@@ -260,7 +244,7 @@ def _overlap(results: Sequence[RunRangeResult]) -> str | None:
 def _combined(task: RunFileTask, results: Sequence[RunRangeResult], q: Qrels,
               slices: TopicSlices) -> RunFileResult:
     """The run's `RunFileResult` from its ranges' results (all evaluated, disjoint)."""
-    from rankproof.cli._many import RunFileResult, nothing_left
+    from rankproof.jobs._run_files import RunFileResult, nothing_left
 
     first = results[0]
     label = task.name or first.tag or first.name
@@ -282,16 +266,19 @@ def _combined(task: RunFileTask, results: Sequence[RunRangeResult], q: Qrels,
 
 
 def evaluate_tasks(tasks: Sequence[RunFileTask], executor: Executor, *,
-                   partitions: int | None = None) -> list[RunFileResult]:
+                   partitions: int | None = None, qrels_format: str | None = None,
+                   note: Notify | None = None) -> list[RunFileResult]:
     """Every task's `RunFileResult`, in task order: large runs as ranges (see the module
     docstring), the others whole, all in one map of ``executor``; a run whose ranges
-    overlap or failed is evaluated again whole."""
-    from rankproof.cli._many import evaluate_run_file
+    overlap or failed is evaluated again whole. ``qrels_format`` is how the qrels were
+    read (a worker reads them again); ``note`` hears why a run asked to be cut was not."""
+    note = note or _ignore
+    from rankproof.jobs._run_files import evaluate_run_file
 
     wanted = _parts_wanted(len(tasks), executor, partitions)
     explicit = partitions is not None
     plans = [None if wanted < 2 and not explicit else
-             _plan(t, wanted, explicit, str(t.name or t.run)) for t in tasks]
+             _plan(t, wanted, explicit, str(t.name or t.run), note) for t in tasks]
     if not any(plans):
         return executor.map(evaluate_run_file, list(tasks), kind="cpu")
     q = tasks[0].qrels
@@ -300,9 +287,7 @@ def evaluate_tasks(tasks: Sequence[RunFileTask], executor: Executor, *,
     shipped: Qrels | QrelsFile = q
     if not (executor.name == "local" and executor.workers == 1) and q.source is not None \
             and os.path.isfile(str(q.source)):
-        from rankproof.cli._runs import FORMATS_ASKED
-
-        shipped = QrelsFile(path=str(q.source), format=FORMATS_ASKED["qrels"],
+        shipped = QrelsFile(path=str(q.source), format=qrels_format,
                             dedupe=tasks[0].read.dedupe, topics=len(q.qid_vocab),
                             rows=len(q.docids))
     items: list[Any] = []
@@ -335,7 +320,7 @@ def evaluate_tasks(tasks: Sequence[RunFileTask], executor: Executor, *,
         if explicit:
             why = (f"topic {twice!r} is in two ranges (the run is not grouped by topic)"
                    if twice is not None else "a range could not be read alone")
-            _note(f"read again whole, in one task: {why}", str(task.name or task.run))
+            note(f"read again whole, in one task: {why}", str(task.name or task.run))
         again.append(i)
     if again:
         for i, r in zip(again, executor.map(evaluate_run_file, [tasks[i] for i in again],
@@ -344,5 +329,9 @@ def evaluate_tasks(tasks: Sequence[RunFileTask], executor: Executor, *,
     return [r for r in out if r is not None]
 
 
+def _ignore(text: str, about: str | None) -> None:
+    """The `Notify` of a caller that does not listen."""
+
+
 __all__ = ["AUTO_MIN_BYTES", "QrelsFile", "RunRangeResult", "RunRangeTask", "evaluate_item",
-           "evaluate_run_range", "evaluate_tasks", "partitions_option"]
+           "evaluate_run_range", "evaluate_tasks"]
