@@ -196,8 +196,9 @@ def test_the_jobs_namespace_is_pinned() -> None:
     import rankproof.jobs
 
     assert rankproof.jobs.__all__ == [
-        "STDIN", "Note", "Notify", "RunFileResult", "RunFileTask", "RunFilesRequest",
-        "RunFilesResult", "check_names", "check_stdin", "evaluate_run_file", "measure_files",
+        "STDIN", "CompareFilesRequest", "CompareFilesResult", "Note", "Notify", "RunFileResult",
+        "RunFileTask", "RunFilesRequest", "RunFilesResult", "check_names", "check_stdin",
+        "compare_files", "evaluate_run_file", "measure_files",
         "nothing_left", "run_names", "should_stream", "trec_eval_limited", "unique_labels"]
 
 

@@ -65,12 +65,9 @@ from rankproof.comparison import (
     Comparison,
     Evidence,
     EvidenceSidecar,
-    collect_evidence,
-    compare_tables,
-    judged_measure,
     read_queries,
 )
-from rankproof.jobs import RunFilesRequest, measure_files
+from rankproof.jobs import CompareFilesRequest, RunFilesRequest, compare_files, measure_files
 from rankproof.measures import EvalOptions, resolve_measures
 from rankproof.report.compare import comparison_markdown, comparison_tables
 from rankproof.report.console import make_console, plain, print_table
@@ -251,46 +248,34 @@ def compare(
                               resamples=resamples, seed=seed, confidence=confidence,
                               pairs=pairs)
     texts = read_queries(queries) if queries is not None else None
-    ms = resolve_measures(measures or None)
     cap = None if memory_cap is None else parse_size(memory_cap)
     # Evidence is kept in proportion to what is shown: only the JSON (a file or standard
     # output) carries it, so a table or Markdown on the terminal collects none.
     if output is None and str(fmt) != "json":
         evidence_depth = 0
+    request = CompareFilesRequest(
+        files=RunFilesRequest(
+            qrels=str(qrels), runs=(str(baseline), *(str(c) for c in candidates)),
+            measures=resolve_measures(measures or None), names=tuple(names) if names else None,
+            read=read_options(dedupe, allow_extra_columns, cap),
+            options=EvalOptions(rel_level=rel_level, topics=str(topics),  # type: ignore[arg-type]
+                                order=str(order)),  # type: ignore[arg-type]
+            qrels_format=FORMATS_ASKED["qrels"], subtopics=subtopics,
+            evidence_depth=evidence_depth, partitions=partitions),
+        stats=settings, queries=texts, queries_source=None if queries is None else str(queries))
+    note_inputs(qrels, [baseline, *candidates])
     # Each run file is read, evaluated (with its Judged@k columns) and its top ids collected
     # in one task of the engine; only the numbers come back, in the order of the runs.
-    request = RunFilesRequest(
-        qrels=str(qrels), runs=(str(baseline), *(str(c) for c in candidates)),
-        measures=(*ms, *dict.fromkeys(judged_measure(m) for m in ms)),
-        names=tuple(names) if names else None,
-        read=read_options(dedupe, allow_extra_columns, cap),
-        options=EvalOptions(rel_level=rel_level, topics=str(topics),  # type: ignore[arg-type]
-                            order=str(order)),  # type: ignore[arg-type]
-        qrels_format=FORMATS_ASKED["qrels"], subtopics=subtopics,
-        evidence_depth=evidence_depth, partitions=partitions, keep_all=True)
-    note_inputs(qrels, [baseline, *candidates])
     with stages(quiet) as bar:
         with engine_from(engine, address, workers) as executor, bar.stage(
                 f"reading and evaluating {1 + len(candidates)} runs",
                 files=[qrels, baseline, *candidates]):
             engine_info = executor.describe()
-            done = measure_files(request, executor, notify=print_note)
-        q, evaluated = done.qrels, done.runs
-        tables = {r.per_query.run_name: r.per_query for r in evaluated}
+            done = measure_files(request.evaluation(), executor, notify=print_note)
         # Short, so that the count and the ETA fit an 80-column terminal.
         with bar.counting(f"resampling ({test})", "resamples") as tick:
-            result = compare_tables(
-                q, tables, ms, baseline=evaluated[0].per_query.run_name, stats=settings,
-                rel_level=rel_level, topics=str(topics),  # type: ignore[arg-type]
-                progress=tick)
-    if evidence_depth > 0:
-        evidence = dataclasses.replace(
-            collect_evidence(q, {}, k=evidence_depth, queries=texts, rel_level=rel_level,
-                             order=str(order)),  # type: ignore[arg-type]
-            top={r.per_query.run_name: r.top or {} for r in evaluated})
-        result = dataclasses.replace(result, evidence=evidence,
-                                     caveats=(*result.caveats, *_text_caveats(evidence, texts,
-                                                                              queries)))
+            compared = compare_files(request, progress=tick, evaluated=done)
+    result, q = compared.comparison, done.qrels
     result = _stamped(result, seed=seed, inputs={"qrels": qrels, "runs": [baseline, *candidates],
                                                  "queries": queries},
                       output=output, full=result.n_topics == len(q.topics), engine=engine_info)
@@ -305,18 +290,6 @@ def compare(
         line.append_text(plain(f" significantly worse: {worse}"))
         err_console.print(line)
         raise typer.Exit(EXIT_FAILED)
-
-
-def _text_caveats(evidence: Evidence, texts: dict[str, str] | None,
-                  path: Path | None) -> tuple[str, ...]:
-    """Say when a queries file left topics without their text (never silently)."""
-    if texts is None:
-        return ()
-    missing = [t for t in evidence.topics if t not in evidence.queries]
-    if not missing:
-        return ()
-    return (f"{len(missing)} of {len(evidence.topics)} topic(s) have no text in {path}; the "
-            "evidence shows their ids only",)
 
 
 @error_boundary

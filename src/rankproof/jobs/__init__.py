@@ -5,7 +5,7 @@ A verb takes a frozen request built from the settings types of the floors below
 (`rankproof.data.ReadOptions`, `rankproof.measures.EvalOptions`) and returns a result
 object; it parses no arguments and prints nothing (a note goes to the caller's
 ``notify`` and into the result). ``rankproof measure`` and ``rankproof compare`` are
-adapters over `measure_files`:
+adapters over `measure_files` and `compare_files`:
 
 >>> from rankproof.jobs import RunFilesRequest, measure_files
 >>> from rankproof.measures import resolve_measures
@@ -15,6 +15,8 @@ adapters over `measure_files`:
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from rankproof.jobs._capped import should_stream
 from rankproof.jobs._naming import STDIN, check_names, check_stdin, run_names, unique_labels
@@ -31,8 +33,29 @@ from rankproof.jobs._run_files import (
     trec_eval_limited,
 )
 
+if TYPE_CHECKING:
+    from rankproof.jobs._compare_files import (
+        CompareFilesRequest,
+        CompareFilesResult,
+        compare_files,
+    )
+
+_LAZY = frozenset({"CompareFilesRequest", "CompareFilesResult", "compare_files"})
+"""Loaded on first use: a comparison brings scipy, which ``rankproof measure`` never needs."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from rankproof.jobs import _compare_files
+
+        return getattr(_compare_files, name)
+    raise AttributeError(f"module 'rankproof.jobs' has no attribute {name!r}")
+
+
 __all__ = [
     "STDIN",
+    "CompareFilesRequest",
+    "CompareFilesResult",
     "Note",
     "Notify",
     "RunFileResult",
@@ -41,6 +64,7 @@ __all__ = [
     "RunFilesResult",
     "check_names",
     "check_stdin",
+    "compare_files",
     "evaluate_run_file",
     "measure_files",
     "nothing_left",

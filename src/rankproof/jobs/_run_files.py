@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rankproof._errors import InputError
-from rankproof.data import Qrels, ReadOptions, Run, load_qrels
+from rankproof.data import Qrels, ReadOptions, Run, SubtopicQrels, load_qrels
 from rankproof.jobs._naming import STDIN, check_names, check_stdin, unique_labels
 from rankproof.measures import EvalOptions, Measure, PerQuery, evaluate
 
@@ -132,6 +132,9 @@ class RunFilesRequest:
     """Qrels and run files to evaluate with ``measures``, and how: validated at construction
     (standard input at most once, a name per run when names are given).
 
+    ``qrels`` is a path (``-``: standard input) or `Qrels` already read (an experiment's
+    judgments, which may come from quote-anchored judgments rather than a file).
+
     ``read``'s ``dedupe`` applies to the qrels too, and its format (None: by content) to
     every run; ``qrels_format`` is the qrels' (None: by content). ``subtopics``: the qrels
     are ndeval's subtopic qrels. ``evidence_depth``: keep each run's top ids per topic (a
@@ -140,7 +143,7 @@ class RunFilesRequest:
     run's table (a comparison), which ``--memory-cap`` takes off its room.
     """
 
-    qrels: str
+    qrels: str | Qrels
     runs: tuple[str, ...]
     measures: tuple[Measure, ...]
     names: tuple[str, ...] | None = None
@@ -153,12 +156,13 @@ class RunFilesRequest:
     keep_all: bool = False
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "qrels", str(self.qrels))
+        if not isinstance(self.qrels, Qrels):
+            object.__setattr__(self, "qrels", str(self.qrels))
         object.__setattr__(self, "runs", tuple(str(p) for p in self.runs))
         object.__setattr__(self, "measures", tuple(self.measures))
         if self.names is not None:
             object.__setattr__(self, "names", tuple(self.names))
-        check_stdin([self.qrels, *self.runs])
+        check_stdin([*([self.qrels] if isinstance(self.qrels, str) else []), *self.runs])
         check_names(self.names, self.runs)
         if self.evidence_depth < 0:
             raise InputError(f"evidence depth must be 0 or more, not {self.evidence_depth}",
@@ -206,7 +210,9 @@ def measure_files(request: RunFilesRequest, executor: Executor | None = None, *,
 
     read, given = request.read, list(request.runs)
     q: Qrels
-    if request.subtopics:
+    if isinstance(request.qrels, Qrels):
+        q = request.qrels
+    elif request.subtopics:
         from rankproof.data import read_subtopic_qrels
 
         q = read_subtopic_qrels(request.qrels)
@@ -221,7 +227,7 @@ def measure_files(request: RunFilesRequest, executor: Executor | None = None, *,
         held_tables=len(given) if request.keep_all else 1,
         cap_share=max(1, min(len(given), executor.workers)))
         for i, p in enumerate(given)]
-    if read.memory_cap is None and not request.subtopics:
+    if read.memory_cap is None and not isinstance(q, SubtopicQrels):
         # A run that would not fit in the memory available is streamed by itself, with a
         # note (the cap is the available memory: `rankproof.jobs._capped.automatic_cap`).
         from rankproof.jobs._capped import automatic_cap, mib
