@@ -90,7 +90,7 @@ from rankproof.data._ranges import (
     read_run_range,
     topic_ranges,
 )
-from rankproof.data._read_options import ReadOptions
+from rankproof.data._read_options import ReadOptions, parse_size
 from rankproof.data._strings import arrow_indices, to_numpy, to_numpy_filled
 from rankproof.data._subtopics import SubtopicQrels, read_subtopic_qrels
 from rankproof.data._text import STDIN, ExtraColumns, Input, default_run_name
@@ -154,6 +154,7 @@ __all__ = [
     "max_irds_docs",
     "parse_document",
     "parse_int",
+    "parse_size",
     "qrels_from_arrow",
     "qrels_from_pandas",
     "rank_column_problems",

@@ -10,6 +10,7 @@ the statistics' knobs), checked when it is made.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
@@ -18,10 +19,31 @@ from rankproof.data._load import RUN_FORMATS, Format
 from rankproof.data._model import Dedupe, Run
 from rankproof.data._text import ExtraColumns
 
-__all__ = ["DEDUPES", "EXTRA_COLUMNS", "ReadOptions"]
+__all__ = ["DEDUPES", "EXTRA_COLUMNS", "MIN_MEMORY_CAP", "ReadOptions", "parse_size"]
 
 DEDUPES: tuple[str, ...] = get_args(Dedupe)
 EXTRA_COLUMNS: tuple[str, ...] = get_args(ExtraColumns)
+MIN_MEMORY_CAP = 1 << 20
+"""The smallest memory cap a size may give: under 1 MiB nothing can be evaluated."""
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kib": 1 << 10, "kb": 10**3, "m": 1 << 20,
+          "mib": 1 << 20, "mb": 10**6, "g": 1 << 30, "gib": 1 << 30, "gb": 10**9,
+          "t": 1 << 40, "tib": 1 << 40, "tb": 10**12}
+_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*")
+
+
+def parse_size(text: str, field: str = "memory_cap") -> int:
+    """Bytes in ``512MiB``, ``2GiB``, ``64M`` (binary), ``500MB`` (decimal) or ``1048576``;
+    a size under `MIN_MEMORY_CAP` is refused (`InputError` naming ``field``)."""
+    match = _SIZE.fullmatch(text)
+    unit = match.group(2).lower() if match else ""
+    if match is None or unit not in _UNITS:
+        raise InputError(f"expected a size such as 512MiB, 2GiB or 64M, found {text!r}",
+                         field=field)
+    size = int(float(match.group(1)) * _UNITS[unit])
+    if size < MIN_MEMORY_CAP:
+        raise InputError(f"{text!r} is under 1 MiB: too small to evaluate anything in",
+                         field=field)
+    return size
 
 
 @dataclass(frozen=True, slots=True)

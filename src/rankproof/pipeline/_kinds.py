@@ -27,8 +27,6 @@ from rankproof._errors import ConfigError
 from rankproof._manifest import input_entry, provenance, query_scope
 from rankproof.comparison import (
     MAX_INLINE_EVIDENCE_IDS,
-    collect_evidence,
-    compare,
     sidecar_name,
     split_evidence,
 )
@@ -41,7 +39,14 @@ from rankproof.data import (
     write_trec_run,
 )
 from rankproof.harness import EvalInputs, collapse_to_documents, latency_summary
-from rankproof.measures import evaluate, resolve_measures
+from rankproof.jobs import (
+    CompareFilesRequest,
+    RunFilesRequest,
+    compare_files,
+    measure_files,
+    trec_eval_limited,
+)
+from rankproof.measures import Measure, resolve_measures
 from rankproof.pipeline._context import Context, Made
 from rankproof.providers import is_provider_spec
 from rankproof.report import records
@@ -58,7 +63,6 @@ from rankproof.retrieval import (
     optimize_fusion,
     timed_search,
 )
-from rankproof.stats import StatSettings
 
 
 def embed_model_spec(ctx: Context, spec: str) -> str:
@@ -284,14 +288,25 @@ def _judgments(ctx: Context, stage: Any) -> tuple[Qrels, dict[str, Any]]:
     return read_subtopic_qrels(str(path)), {"subtopics": path}
 
 
+def _files(ctx: Context, stage: Any, ids: Sequence[str], qrels: Qrels,
+           measures: tuple[Measure, ...], evidence_depth: int = 0) -> RunFilesRequest:
+    """The `RunFilesRequest` of a measure or compare stage: its runs' files named by their
+    stage ids, read and evaluated with the stage's settings (those of `rankproof measure`
+    and `rankproof compare`)."""
+    return RunFilesRequest(qrels=qrels, runs=tuple(str(ctx.run_path(i)) for i in ids),
+                           measures=measures, names=tuple(ids), read=stage.read_options(),
+                           options=stage.eval_options(), subtopics=stage.subtopics is not None,
+                           evidence_depth=evidence_depth)
+
+
 def measure_stage(ctx: Context, stage: Any, work: Path) -> Made:
     qrels, files = _judgments(ctx, stage)
     measures = resolve_measures(stage.measures)  # the one list grammar, sets expanded
-    results = [dataclasses.replace(evaluate(qrels, run, measures, rel_level=stage.rel_level,
-                                            topics=stage.topics), qrels_digest=qrels.digest)
-               for run in _runs(ctx, stage.runs)]
+    done = measure_files(_files(ctx, stage, stage.runs, qrels, measures))
+    results = [dataclasses.replace(r.per_query, qrels_digest=qrels.digest) for r in done.runs]
     made = Made(document="measure.json", input_files=files,
                 upstream_files=[ctx.run_path(r) for r in stage.runs])
+    made.notes.extend(n.text if n.about is None else f"{n.about}: {n.text}" for n in done.notes)
     made.summary["queries_scope"] = query_scope(*(pq.not_evaluated for pq in results))
     made.summary["means"] = {pq.run_name: {str(m): pq.aggregate(m) for m in pq.measures}
                              for pq in results}
@@ -299,9 +314,11 @@ def measure_stage(ctx: Context, stage: Any, work: Path) -> Made:
     if stage.cross_check is not None:
         from rankproof.measures import cross_check
 
-        checked = cross_check(qrels, _runs(ctx, stage.runs), backend=stage.cross_check,
-                              tolerance=stage.tolerance, rel_level=stage.rel_level,
-                              topics=stage.topics, results=results)
+        options = stage.eval_options()
+        runs = [trec_eval_limited(r, qrels, options) for r in _runs(ctx, stage.runs)]
+        checked = cross_check(qrels, runs, backend=stage.cross_check, tolerance=stage.tolerance,
+                              rel_level=stage.rel_level, topics=stage.topics,
+                              order=stage.order, results=results)
         made.summary["cross_check"] = {"backend": checked.backend, "passed": checked.passed}
         if not checked.available:
             made.notes.append("cross-check: no second evaluator is installed (pip install "
@@ -319,18 +336,14 @@ def measure_stage(ctx: Context, stage: Any, work: Path) -> Made:
 def compare_stage(ctx: Context, stage: Any, work: Path) -> Made:
     qrels, files = _judgments(ctx, stage)
     ids = [stage.baseline, *stage.candidates]
-    runs = _runs(ctx, ids)
-    stats = StatSettings(test=stage.test, alpha=stage.alpha, correction=stage.correction,
-                         pairs=stage.pairs, resamples=stage.resamples, seed=ctx.exp.seed)
-    result = compare(qrels, runs, stage.measures or None, baseline=stage.baseline,
-                     stats=stats, rel_level=stage.rel_level, topics=stage.topics,
-                     complete_judgments=ctx.sources.complete_judgments())
-    if stage.evidence_depth > 0:
-        texts = ctx.sources.queries()
-        evidence = collect_evidence(qrels, {r.name: r for r in runs}, k=stage.evidence_depth,
-                                    queries=dict(texts) if texts else None,
-                                    rel_level=stage.rel_level)
-        result = dataclasses.replace(result, evidence=evidence)
+    texts = ctx.sources.queries() if stage.evidence_depth > 0 else None
+    request = CompareFilesRequest(
+        files=_files(ctx, stage, ids, qrels, resolve_measures(stage.measures or None),
+                     stage.evidence_depth),
+        stats=stage.stat_settings(ctx.exp.seed), queries=dict(texts) if texts else None,
+        complete_judgments=ctx.sources.complete_judgments())
+    done = compare_files(request)
+    result = done.comparison
     made = Made(document="comparison.json", input_files=files,
                 upstream_files=[ctx.run_path(r) for r in ids])
     made.summary["queries_scope"] = "full" if result.n_topics == len(qrels.topics) else "subset"
@@ -346,6 +359,9 @@ def compare_stage(ctx: Context, stage: Any, work: Path) -> Made:
     (work / "comparison.json").write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n",
                                           encoding="utf-8")
     made.summary["regressions"] = [f"{r.candidate} on {r.measure}" for r in result.regressions]
+    if stage.fail_on_regression and result.regressions:
+        made.passed = False
+        made.notes.append("significantly worse: " + ", ".join(made.summary["regressions"]))
     made.summary["rows"] = [{"baseline": r.baseline, "candidate": r.candidate,
                              "measure": r.measure, "baseline_mean": r.result.mean_b,
                              "candidate_mean": r.result.mean_a, "p_corrected": r.p_corrected,

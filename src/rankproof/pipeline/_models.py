@@ -13,9 +13,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
-from rankproof.data import IRDS_PREFIX
+from rankproof.data import IRDS_PREFIX, Dedupe, ExtraColumns, Order, ReadOptions, parse_size
 from rankproof.harness import EvalConfig
-from rankproof.stats import DEFAULT_ALPHA, DEFAULT_CORRECTION, DEFAULT_RESAMPLES, DEFAULT_TEST
+from rankproof.measures import DEFAULT_MEASURES, EvalOptions, TopicPolicy
+from rankproof.stats import (
+    DEFAULT_ALPHA,
+    DEFAULT_RESAMPLES,
+    StatSettings,
+)
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 RUN_KINDS = ("retrieve", "run_file", "fuse")
@@ -24,6 +29,10 @@ RESULT_KINDS = ("measure", "compare", "eval")
 """Kinds whose output is per-query JSON a gate can check."""
 DOCUMENT_KINDS = ("measure", "compare", "eval", "gate", "discover", "rag")
 """Kinds whose JSON output ``rankproof report`` renders."""
+
+
+_EVAL, _READ, _STATS = EvalOptions(), ReadOptions(), StatSettings()
+"""The settings' defaults, from the types that own them (each written once, there)."""
 
 
 class _Model(BaseModel):
@@ -259,16 +268,61 @@ def _check_measures(measures: list[str] | None, subtopics: str | None) -> None:
                          "subtopic docid rel), as rankproof measure --subtopics")
 
 
-class MeasureStage(Stage):
-    kind: Literal["measure"]
-    runs: list[str] = Field(min_length=1)
-    measures: list[str] = Field(default_factory=lambda: ["nDCG@10", "RR@10", "AP", "R@100",
-                                                         "P@10"], min_length=1)
-    rel_level: int = Field(default=1, strict=True)
-    topics: Literal["complete", "intersection", "complete-allow-disjoint"] = "complete"
+class _ReadsRuns(Stage):
+    """What a stage that evaluates run files shares with ``rankproof measure`` and
+    ``rankproof compare``: the fields of `rankproof.measures.EvalOptions` and
+    `rankproof.data.ReadOptions`, under their names there, with their defaults taken from
+    them (written once, on the floor that owns them) and checked by them when the file is
+    read: an invalid value is refused with its field and line, before any stage runs."""
+
+    rel_level: int = Field(default=_EVAL.rel_level, strict=True)
+    topics: TopicPolicy = _EVAL.topics
+    order: Order = _EVAL.order
+    """``score`` (trec_eval's) or ``rank`` (the run's rank column), ``--order``."""
+    dedupe: Dedupe | None = _READ.dedupe
+    """What a repeated (qid, docid) row of a run does (``--dedupe``): None refuses it."""
+    extra_columns: ExtraColumns = _READ.extra_columns
+    """``ignore`` accepts run lines with extra columns (``--allow-extra-columns``)."""
+    memory_cap: int | str | None = None
+    """Bytes, or a size such as ``512MiB`` (``--memory-cap``): a run over it is streamed in
+    partitions of whole topics, with identical numbers."""
+
+    @field_validator("memory_cap")
+    @classmethod
+    def _size(cls, value: int | str | None) -> int | None:
+        return parse_size(value) if isinstance(value, str) else value
     subtopics: str | None = Field(default=None, strict=True, min_length=1)
     """ndeval's subtopic qrels (a path): the stage evaluates against them instead of the
-    inputs' qrels (`rankproof measure --subtopics`)."""
+    inputs' qrels (``--subtopics``)."""
+
+    def eval_options(self) -> EvalOptions:
+        """The stage's `EvalOptions` (``-M``/``-J`` where the kind has them)."""
+        return EvalOptions(rel_level=self.rel_level, topics=self.topics, order=self.order,
+                           max_retrieved=getattr(self, "max_retrieved", None),
+                           judged_only=getattr(self, "judged_only", False))
+
+    def read_options(self) -> ReadOptions:
+        """The stage's `ReadOptions` (the runs are rankproof's own TREC files)."""
+        cap = self.memory_cap  # a size was made bytes when the file was read
+        return ReadOptions(dedupe=self.dedupe, extra_columns=self.extra_columns,
+                           memory_cap=None if cap is None else int(cap))
+
+    @model_validator(mode="after")
+    def _settings(self) -> _ReadsRuns:
+        self.eval_options()  # an InputError is a ValueError: pydantic reports it
+        self.read_options()
+        return self
+
+
+class MeasureStage(_ReadsRuns):
+    kind: Literal["measure"]
+    runs: list[str] = Field(min_length=1)
+    measures: list[str] = Field(default_factory=lambda: [str(m) for m in DEFAULT_MEASURES],
+                                min_length=1)
+    max_retrieved: int | None = Field(default=_EVAL.max_retrieved, strict=True, ge=0)
+    """trec_eval ``-M``: evaluate only the first N documents of each topic."""
+    judged_only: bool = Field(default=_EVAL.judged_only, strict=True)
+    """trec_eval ``-J``: remove unjudged documents before evaluating."""
     cross_check: Literal["auto", "ir-measures", "pytrec-eval"] | None = None
     """Every value computed a second time by that evaluator (`rankproof measure
     --cross-check-with`); a difference beyond ``tolerance`` fails the stage (and the run)."""
@@ -289,21 +343,24 @@ class MeasureStage(Stage):
         return [("runs", r) for r in self.runs]
 
 
-class CompareStage(Stage):
+class CompareStage(_ReadsRuns):
     kind: Literal["compare"]
     baseline: str
     candidates: list[str] = Field(min_length=1)
     measures: list[str] | None = None
-    test: str = DEFAULT_TEST
-    correction: str = DEFAULT_CORRECTION
-    alpha: float = Field(default=DEFAULT_ALPHA, gt=0, lt=1)
-    resamples: int = Field(default=DEFAULT_RESAMPLES, strict=True, ge=1)
-    pairs: Literal["baseline", "all"] = "baseline"
-    rel_level: int = Field(default=1, strict=True)
-    topics: Literal["complete", "intersection", "complete-allow-disjoint"] = "complete"
+    test: str = _STATS.test
+    correction: str = _STATS.correction
+    alpha: float = Field(default=_STATS.alpha, gt=0, lt=1)
+    resamples: int = Field(default=_STATS.resamples, strict=True, ge=1)
+    seed: int | None = Field(default=None, strict=True)
+    """The resampling seed (``--seed``); None: the experiment's ``seed``."""
+    confidence_level: float = Field(default=_STATS.confidence_level, gt=0, lt=1)
+    """The level of the reported intervals (``--confidence``)."""
+    pairs: Literal["baseline", "all"] = _STATS.pairs
     evidence_depth: int = Field(default=10, strict=True, ge=0)
-    subtopics: str | None = Field(default=None, strict=True, min_length=1)
-    """ndeval's subtopic qrels, as for a measure stage (`rankproof compare --subtopics`)."""
+    fail_on_regression: bool = Field(default=False, strict=True)
+    """Fail the stage (and the run, exit 1) when a candidate is significantly worse on a
+    measure (``--fail-on-regression``)."""
 
     @field_validator("measures")
     @classmethod
@@ -314,7 +371,16 @@ class CompareStage(Stage):
     @model_validator(mode="after")
     def _measures(self) -> CompareStage:
         _check_measures(self.measures, self.subtopics)
+        self.stat_settings(0)  # an InputError is a ValueError: pydantic reports it
         return self
+
+    def stat_settings(self, experiment_seed: int) -> StatSettings:
+        """The stage's `StatSettings`, its seed the experiment's unless it gives one."""
+        return StatSettings(test=self.test, alpha=self.alpha,  # type: ignore[arg-type]
+                            correction=self.correction,  # type: ignore[arg-type]
+                            resamples=self.resamples,
+                            seed=experiment_seed if self.seed is None else self.seed,
+                            confidence_level=self.confidence_level, pairs=self.pairs)
 
     def reads(self) -> list[tuple[str, str]]:
         return [("baseline", self.baseline), *(("candidates", c) for c in self.candidates)]
