@@ -25,7 +25,7 @@ from rankproof._errors import InputError, MissingExtraError
 from rankproof.comparison._evidence import Evidence
 from rankproof.comparison._null import NullSummary
 from rankproof.measures import Measure, resolve_measures
-from rankproof.stats import PairedResult, Result, TukeyHSDResult
+from rankproof.stats import INTERVAL_LABELS, PairedResult, Result, TukeyHSDResult
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -116,6 +116,12 @@ class ComparisonRow(Result):
     notes: tuple[str, ...] = ()
     margin: float | None = None
     null: NullSummary | None = None
+
+    @property
+    def ci_label(self) -> str:
+        """The interval's construction in words (`rankproof.stats.INTERVAL_LABELS`), so that
+        a renderer shows it without knowing the statistics' tables."""
+        return INTERVAL_LABELS.get(self.ci_method, self.ci_method)
 
     @property
     def bound(self) -> float:

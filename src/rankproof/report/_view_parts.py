@@ -27,6 +27,7 @@ def verdict_of(row: ComparisonRow) -> Verdict:
         higher_is_better=row.higher_is_better, verdict=row.verdict, difference=r.difference,
         baseline_mean=r.mean_b, candidate_mean=r.mean_a, ci_low=row.ci_low,
         ci_high=row.ci_high, ci_level=row.ci_level, ci_method=row.ci_method,
+        ci_label=row.ci_label,
         p_value=r.p_value, p_corrected=row.p_corrected, correction=row.correction,
         alpha=row.alpha, test=r.test, resamples=r.resamples, seed=r.seed, n=r.n,
         wins=row.wins, ties=row.ties, losses=row.losses, underpowered=row.underpowered,

@@ -21,14 +21,13 @@ from rankproof.report.view import Matrix, MatrixCell, Verdict
 
 if TYPE_CHECKING:
     from rich.console import Console
-from rankproof.stats import INTERVAL_LABELS
 
 _HEADERS = ("system", "baseline", "mean", "Δ", "rel Δ", "CI", "level", "p", "p corr",
             "W/T/L", "verdict")
 _LEVELS = {"holm": "each row's Holm step-down level", "bonferroni": "the Bonferroni level",
            "bh": "the BH false-coverage level", "none": "the uncorrected level",
            "tukey-hsd": "the simultaneous level"}
-#: Short names of the interval constructions, for table titles (`INTERVAL_LABELS` in full).
+#: Short names of the interval constructions, for table titles (each row's ``ci_label`` in full).
 _SHORT = {"randomization": "inverted randomization test", "t": "t interval",
           "percentile": "percentile bootstrap", "studentized": "studentized bootstrap",
           "wilcoxon": "inverted Wilcoxon test (pseudo-median)",
@@ -107,10 +106,10 @@ def interval_caption(c: Comparison) -> str:
     """How the intervals were built and at what level, for a table's header.
 
     Every row's interval excludes 0 exactly when its verdict is better/worse;
-    `INTERVAL_LABELS` has each construction in full.
+    each row's ``ci_label`` has its construction in full.
     """
-    methods = list(dict.fromkeys(r.ci_method for r in c.rows)) or ["randomization"]
-    labels = "; ".join(_SHORT.get(m, INTERVAL_LABELS.get(m, m)) for m in methods)
+    labels = "; ".join(dict.fromkeys(_SHORT.get(r.ci_method, r.ci_label) for r in c.rows)
+                       ) or _SHORT["randomization"]
     return f"CI: {labels} at {_LEVELS.get(c.correction, c.correction)}"
 
 

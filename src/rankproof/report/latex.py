@@ -32,7 +32,6 @@ from rankproof._version import __version__
 from rankproof.report.compare import decided_by, label, p_text
 from rankproof.report.console import escape_controls
 from rankproof.report.view import Matrix, MatrixCell, Table, Verdict, View
-from rankproof.stats import INTERVAL_LABELS
 
 __all__ = ["LATEX_STYLES", "MAX_TABLE_ROWS", "SOURCES_KIND", "latex_sources", "render_latex",
            "tex_text"]
@@ -176,8 +175,9 @@ def _verdict_table(view: View) -> list[str]:
         v.correction for v in verdicts if v.correction is not None)) or "no"
     alphas = ", ".join(f"{a:g}" for a in dict.fromkeys(
         v.alpha for v in verdicts if v.alpha is not None))
-    methods = "; ".join(tex_text(INTERVAL_LABELS.get(m, m)) for m in dict.fromkeys(
-        v.ci_method for v in verdicts if v.ci_method is not None)) or "as stored"
+    methods = "; ".join(tex_text(m) for m in dict.fromkeys(
+        v.ci_label or v.ci_method for v in verdicts
+        if (v.ci_label or v.ci_method) is not None)) or "as stored"
     against = f" than {tex_text(verdicts[0].baseline)}" if one_baseline else ""
     lines.append(_note(9, f"${_MARK_BETTER}$ significantly better, ${_MARK_WORSE}$ significantly "
                           f"worse{against} ($p$ corrected by {corrections}"

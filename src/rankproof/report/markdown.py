@@ -31,7 +31,6 @@ from rankproof.comparison import format_end
 from rankproof.report.compare import MARK_GLYPHS, decided_by, label, p_text
 from rankproof.report.console import escape_controls
 from rankproof.report.view import Browser, Matrix, MatrixCell, Table, Verdict, View
-from rankproof.stats import INTERVAL_LABELS
 
 __all__ = ["DEFAULT_LIMIT", "MAX_REGRESSIONS", "matrix_markdown", "md_text", "render_markdown"]
 
@@ -144,9 +143,8 @@ def _distinct(values: Iterable[object]) -> list[str]:
 
 def _verdict_caption(verdicts: Sequence[Verdict]) -> str:
     """How the rows were tested and how their intervals were built (one sentence each)."""
-    methods = _distinct(v.ci_method for v in verdicts)
-    constructions = "; ".join(md_text(INTERVAL_LABELS.get(m, m), clip=_CLIP_NAME)
-                              for m in methods) or "as stored"
+    constructions = "; ".join(md_text(m, clip=_CLIP_NAME) for m in _distinct(
+        v.ci_label or v.ci_method for v in verdicts)) or "as stored"
     corrections = _distinct(v.correction for v in verdicts)
     levels = ", ".join(md_text(_LEVELS.get(c, c), clip=_CLIP_NAME) for c in corrections)
     tests = ", ".join(md_text(t, clip=_CLIP_NAME) for t in _distinct(v.test for v in verdicts))

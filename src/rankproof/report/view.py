@@ -47,6 +47,8 @@ class Verdict:
     ci_high: float | None = None
     ci_level: float | None = None
     ci_method: str | None = None
+    ci_label: str | None = None
+    """The interval's construction in words, as the comparison layer names it."""
     p_value: float | None = None
     p_corrected: float | None = None
     correction: str | None = None

@@ -294,21 +294,22 @@ def _run(doc: Document) -> View:
     latencies = tuple(float(r["latency_ms"]) for r in rows
                       if isinstance(r.get("latency_ms"), int | float))
     latency = None
-    if latencies:
-        from rankproof.stats import nearest_rank
-
+    stored = run.get("latency")
+    notes = [str(n) for n in run.get("notes") or ()]
+    if isinstance(stored, dict) and latencies:
         latency = Latency(stages=((str(run["name"]), {
-            "n": float(len(latencies)), "p50": nearest_rank(latencies, 50),
-            "p95": nearest_rank(latencies, 95), "p99": nearest_rank(latencies, 99),
-            "mean": sum(latencies) / len(latencies), "max": max(latencies)}),),
-            values={str(run["name"]): latencies})
+            k: float(stored[k]) for k in ("n", "p50", "p95", "p99", "mean", "max")
+            if isinstance(stored.get(k), int | float)}),), values={str(run["name"]): latencies})
+    elif latencies:  # a result written before its latency summary was stored
+        notes.append("the cases were timed, but this result stores no latency summary (it "
+                     "was written by an earlier rankproof): run it again to see one")
     what = (f"baseline {data['name']!s}, run" if doc.kind == "rankproof.baseline" else "run")
     prov = provenance_rows(run.get("provenance"), ("input digest", doc.digest),
                            *((("baseline", data.get("name")), ("created_at",
                                                                data.get("created_at")))
                              if doc.kind == "rankproof.baseline" else ()))
     return _base(doc, f"{what}: {run['name']!s}", tables=(table, cases), latency=latency,
-                 caveats=tuple(str(n) for n in run.get("notes") or ()), provenance=prov)
+                 caveats=tuple(notes), provenance=prov)
 
 
 def _discovery(doc: Document) -> View:

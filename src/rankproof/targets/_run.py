@@ -248,10 +248,27 @@ class RunResult:
                 if r.response.text is not None:
                     row["text"] = r.response.text
             rows.append(row)
-        return {"schema_version": SCHEMA_VERSION, "kind": "rankproof.run", "name": self.name,
-                "metrics": list(self.metrics), "aggregates": dict(self.aggregates),
-                "provenance": self.provenance.to_dict(), "notes": list(self.notes),
-                "rows": rows}
+        doc = {"schema_version": SCHEMA_VERSION, "kind": "rankproof.run", "name": self.name,
+               "metrics": list(self.metrics), "aggregates": dict(self.aggregates),
+               "provenance": self.provenance.to_dict(), "notes": list(self.notes),
+               "rows": rows}
+        latency = self.latency_summary()
+        if latency is not None:
+            doc["latency"] = latency
+        return doc
+
+    def latency_summary(self) -> dict[str, float] | None:
+        """The cases' latency: n, nearest-rank p50/p95/p99, mean and max in milliseconds
+        (None when no case was timed). Stored in the JSON so a report shows it without
+        computing it."""
+        from rankproof.stats import nearest_rank
+
+        values = [float(r.latency_ms) for r in self.rows if r.latency_ms is not None]
+        if not values:
+            return None
+        return {"n": float(len(values)), "p50": nearest_rank(values, 50),
+                "p95": nearest_rank(values, 95), "p99": nearest_rank(values, 99),
+                "mean": sum(values) / len(values), "max": max(values)}
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
