@@ -52,7 +52,7 @@ runs (named by their ids), documents and answer arms."""
 RENAMED = {
     "measure": {"allow_extra_columns": "extra_columns", "cross_check_with": "cross_check",
                 "complete": "topics"},
-    "compare": {"allow_extra_columns": "extra_columns", "confidence": "confidence_level"},
+    "compare": {"allow_extra_columns": "extra_columns"},
 }
 """Command option → the stage field that holds it (the field is the settings type's name:
 ``--allow-extra-columns`` is `rankproof.data.ReadOptions.extra_columns`; ``-c`` is

@@ -81,26 +81,6 @@ def order_option() -> Any:
     return field_option(EvalOptions, "order")
 
 
-def topics_option() -> Any:
-    """``--topics`` (`rankproof.measures.EvalOptions.topics`)."""
-    return field_option(EvalOptions, "topics")
-
-
-def rel_level_option() -> Any:
-    """``-l/--rel-level`` (`rankproof.measures.EvalOptions.rel_level`)."""
-    return field_option(EvalOptions, "rel_level")
-
-
-def max_retrieved_option() -> Any:
-    """``-M/--max-retrieved`` (`rankproof.measures.EvalOptions.max_retrieved`)."""
-    return field_option(EvalOptions, "max_retrieved")
-
-
-def judged_only_option() -> Any:
-    """``-J/--judged-only`` (`rankproof.measures.EvalOptions.judged_only`)."""
-    return field_option(EvalOptions, "judged_only")
-
-
 def dedupe_option() -> Any:
     """``--dedupe`` (`rankproof.data.ReadOptions.dedupe`)."""
     return field_option(ReadOptions, "dedupe")

@@ -74,11 +74,6 @@ def confidence_option(default: Any = UNSET, help: str | None = None,
     return settings_option("confidence_level", default, help, flag)
 
 
-def pairs_option(default: Any = UNSET, help: str | None = None) -> Any:
-    """``--pairs``: which systems are compared with which."""
-    return settings_option("pairs", default, help)
-
-
 def stat_settings(**values: Any) -> StatSettings:
     """The options' values (by their command-line names: ``confidence`` for
     ``confidence_level``) as one `StatSettings`; Typer's choice members become their

@@ -27,38 +27,30 @@ from rankproof.cli._evidence import sidecar_outputs, stream_text, write_reports
 from rankproof.cli._history import history_option, record
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._progress import quiet_option, stages
+from rankproof.cli._requests import Request, settings, takes
 from rankproof.cli._runs import (
     FORMATS_ASKED,
     DedupeChoice,
-    OrderChoice,
-    TopicsChoice,
     allow_extra_columns_option,
     check_diversity,
     choices,
     dedupe_option,
     names_option,
     note_inputs,
-    order_option,
     output_option,
     qrels_argument,
     qrels_format_option,
     read_options,
-    rel_level_option,
     run_format_option,
     subtopics_option,
-    topics_option,
 )
 from rankproof.cli._stat_options import (
     CorrectionChoice,
-    PairsChoice,
     TestChoice,
     alpha_option,
-    confidence_option,
     correction_option,
-    pairs_option,
     resamples_option,
     seed_option,
-    stat_settings,
     test_option,
 )
 from rankproof.comparison import (
@@ -71,6 +63,7 @@ from rankproof.jobs import CompareFilesRequest, RunFilesRequest, compare_files, 
 from rankproof.measures import EvalOptions, resolve_measures
 from rankproof.report.compare import comparison_markdown, comparison_tables
 from rankproof.report.console import make_console, plain, print_table
+from rankproof.stats import StatSettings
 
 FORMATS = ("table", "json", "md", "latex")
 """Output formats: Rich tables, the comparison as JSON, GitHub-flavoured Markdown, a LaTeX
@@ -177,114 +170,108 @@ def _print_comparison(result: Comparison, fmt: str, *, detail: bool = False,
             print_note(cav)
 
 
+class CompareArgs(Request):
+    """`compare`'s options, as one request (`rankproof.cli._requests.takes`)."""
+
+    qrels: Path = qrels_argument()
+    baseline: Path = typer.Argument(..., metavar="BASELINE", help="The baseline run.")
+    candidates: list[Path] = typer.Argument(..., metavar="CANDIDATE...",
+                                            help="One or more candidate runs.")
+    measures: list[str] | None = typer.Option(
+        None, "-m", "--measure", metavar="MEASURE",
+        help="Measure(s) to compare (default nDCG@10 RR@10 AP R@100 P@10); trec_eval names "
+             "and sets (official, all_trec) too. Repeatable.")
+    stats: StatSettings = settings(StatSettings)
+    fmt: CompareFormat = typer.Option("table", "--format", "-f", help="Output format.")
+    detail: bool = typer.Option(
+        False, "--detail",
+        help="With more than one candidate, also print the per-measure detail tables (every "
+             "row's means, Δ, interval, level, p, W/T/L) after the systems × measures table.")
+    latex_style: LatexStyle = typer.Option(
+        "wide", "--latex-style",
+        help="-f latex: wide (one row per system, one column per measure) or long (one row "
+             "per verdict).")
+    fail_on_regression: bool = typer.Option(
+        False, "--fail-on-regression",
+        help="Exit 1 when any candidate is significantly worse on any measure.")
+    options: EvalOptions = settings(EvalOptions, only=("rel_level", "topics", "order"))
+    dedupe: DedupeChoice | None = dedupe_option()
+    allow_extra_columns: bool = allow_extra_columns_option()
+    run_format: str | None = run_format_option()
+    qrels_format: str | None = qrels_format_option()
+    names: list[str] | None = names_option()
+    output: Path | None = output_option("Also write the comparison as JSON here.")
+    queries: Path | None = typer.Option(
+        None, "--queries", metavar="PATH",
+        help="Query text for the stored evidence: a TREC topics file (qid<TAB>text) or JSON "
+             "Lines with query_id/qid and query/text.")
+    evidence_depth: int = typer.Option(
+        10, "--evidence-depth", metavar="N", min=0,
+        help="Keep each run's first N results per topic in the JSON, with the gold and the "
+             "query text (0: none). Past 200,000 ids, a file output moves them to a sidecar "
+             "NAME.evidence.json beside it.")
+    subtopics: bool = subtopics_option()
+    force: bool = force_option()
+    engine: EngineOption = "local"
+    address: AddressOption = None
+    workers: WorkersOption = None
+    partitions: int | None = partitions_option()
+    history: str | None = history_option()
+    quiet: bool = quiet_option()
+    memory_cap: str | None = memory_cap_option()
+
+
 @app.command(cls=CompareCommand,
              epilog="Two stages of a saved eval report: rankproof compare stages REPORT.json "
                     "--baseline STAGE --candidate STAGE (see compare stages --help). A qrels "
                     "file named 'stages' is written ./stages.")
 @error_boundary
-def compare(
-    qrels: Path = qrels_argument(),
-    baseline: Path = typer.Argument(..., metavar="BASELINE", help="The baseline run."),
-    candidates: list[Path] = typer.Argument(..., metavar="CANDIDATE...",
-                                            help="One or more candidate runs."),
-    measures: list[str] | None = typer.Option(
-        None, "-m", "--measure", metavar="MEASURE",
-        help="Measure(s) to compare (default nDCG@10 RR@10 AP R@100 P@10); trec_eval names "
-             "and sets (official, all_trec) too. Repeatable."),
-    test: TestChoice = test_option(),
-    alpha: float = alpha_option(),
-    correction: CorrectionChoice = correction_option(),
-    resamples: int = resamples_option(),
-    seed: int = seed_option(),
-    confidence: float = confidence_option(),
-    pairs: PairsChoice = pairs_option(),
-    fmt: CompareFormat = typer.Option("table", "--format", "-f", help="Output format."),
-    detail: bool = typer.Option(
-        False, "--detail",
-        help="With more than one candidate, also print the per-measure detail tables (every "
-             "row's means, Δ, interval, level, p, W/T/L) after the systems × measures table."),
-    latex_style: LatexStyle = typer.Option(
-        "wide", "--latex-style",
-        help="-f latex: wide (one row per system, one column per measure) or long (one row "
-             "per verdict)."),
-    fail_on_regression: bool = typer.Option(
-        False, "--fail-on-regression",
-        help="Exit 1 when any candidate is significantly worse on any measure."),
-    rel_level: int = rel_level_option(),
-    topics: TopicsChoice = topics_option(),
-    order: OrderChoice = order_option(),
-    dedupe: DedupeChoice | None = dedupe_option(),
-    allow_extra_columns: bool = allow_extra_columns_option(),
-    run_format: str | None = run_format_option(),
-    qrels_format: str | None = qrels_format_option(),
-    names: list[str] | None = names_option(),
-    output: Path | None = output_option("Also write the comparison as JSON here."),
-    queries: Path | None = typer.Option(
-        None, "--queries", metavar="PATH",
-        help="Query text for the stored evidence: a TREC topics file (qid<TAB>text) or JSON "
-             "Lines with query_id/qid and query/text."),
-    evidence_depth: int = typer.Option(
-        10, "--evidence-depth", metavar="N", min=0,
-        help="Keep each run's first N results per topic in the JSON, with the gold and the "
-             "query text (0: none). Past 200,000 ids, a file output moves them to a sidecar "
-             "NAME.evidence.json beside it."),
-    subtopics: bool = subtopics_option(),
-    force: bool = force_option(),
-    engine: EngineOption = "local",
-    address: AddressOption = None,
-    workers: WorkersOption = None,
-    partitions: int | None = partitions_option(),
-    history: str | None = history_option(),
-    quiet: bool = quiet_option(),
-    memory_cap: str | None = memory_cap_option(),
-) -> None:
+@takes(CompareArgs)
+def compare(a: CompareArgs) -> None:
     """Is each candidate better, worse, or not detectably different from the baseline?"""
-    if history is not None and output is None:
+    if a.history is not None and a.output is None:
         raise InputError("--history records the comparison this command writes: give -o PATH")
-    guard_outputs([(output, "rankproof.comparison"), *sidecar_outputs([output])],
-                  [qrels, baseline, *candidates, queries], force=force)
-    check_diversity(measures, subtopics)
-    settings = stat_settings(test=test, alpha=alpha, correction=correction,
-                              resamples=resamples, seed=seed, confidence=confidence,
-                              pairs=pairs)
-    texts = read_queries(queries) if queries is not None else None
-    cap = None if memory_cap is None else parse_size(memory_cap)
+    guard_outputs([(a.output, "rankproof.comparison"), *sidecar_outputs([a.output])],
+                  [a.qrels, a.baseline, *a.candidates, a.queries], force=a.force)
+    check_diversity(a.measures, a.subtopics)
+    texts = read_queries(a.queries) if a.queries is not None else None
+    cap = None if a.memory_cap is None else parse_size(a.memory_cap)
     # Evidence is kept in proportion to what is shown: only the JSON (a file or standard
     # output) carries it, so a table or Markdown on the terminal collects none.
-    if output is None and str(fmt) != "json":
-        evidence_depth = 0
+    evidence_depth = a.evidence_depth if a.output is not None or str(a.fmt) == "json" else 0
     request = CompareFilesRequest(
         files=RunFilesRequest(
-            qrels=str(qrels), runs=(str(baseline), *(str(c) for c in candidates)),
-            measures=resolve_measures(measures or None), names=tuple(names) if names else None,
-            read=read_options(dedupe, allow_extra_columns, cap),
-            options=EvalOptions(rel_level=rel_level, topics=str(topics),  # type: ignore[arg-type]
-                                order=str(order)),  # type: ignore[arg-type]
-            qrels_format=FORMATS_ASKED["qrels"], subtopics=subtopics,
-            evidence_depth=evidence_depth, partitions=partitions),
-        stats=settings, queries=texts, queries_source=None if queries is None else str(queries))
-    note_inputs(qrels, [baseline, *candidates])
+            qrels=str(a.qrels), runs=(str(a.baseline), *(str(c) for c in a.candidates)),
+            measures=resolve_measures(a.measures or None),
+            names=tuple(a.names) if a.names else None,
+            read=read_options(a.dedupe, a.allow_extra_columns, cap), options=a.options,
+            qrels_format=FORMATS_ASKED["qrels"], subtopics=a.subtopics,
+            evidence_depth=evidence_depth, partitions=a.partitions),
+        stats=a.stats, queries=texts,
+        queries_source=None if a.queries is None else str(a.queries))
+    note_inputs(a.qrels, [a.baseline, *a.candidates])
     # Each run file is read, evaluated (with its Judged@k columns) and its top ids collected
     # in one task of the engine; only the numbers come back, in the order of the runs.
-    with stages(quiet) as bar:
-        with engine_from(engine, address, workers) as executor, bar.stage(
-                f"reading and evaluating {1 + len(candidates)} runs",
-                files=[qrels, baseline, *candidates]):
+    with stages(a.quiet) as bar:
+        with engine_from(a.engine, a.address, a.workers) as executor, bar.stage(
+                f"reading and evaluating {1 + len(a.candidates)} runs",
+                files=[a.qrels, a.baseline, *a.candidates]):
             engine_info = executor.describe()
             done = measure_files(request.evaluation(), executor, notify=print_note)
         # Short, so that the count and the ETA fit an 80-column terminal.
-        with bar.counting(f"resampling ({test})", "resamples") as tick:
+        with bar.counting(f"resampling ({a.stats.test})", "resamples") as tick:
             compared = compare_files(request, progress=tick, evaluated=done)
     result, q = compared.comparison, done.qrels
-    result = _stamped(result, seed=seed, inputs={"qrels": qrels, "runs": [baseline, *candidates],
-                                                 "queries": queries},
-                      output=output, full=result.n_topics == len(q.topics), engine=engine_info)
-    if output is not None:
-        _write(output, result)
-    _print_comparison(result, str(fmt), detail=detail, latex_style=str(latex_style),
-                      output=output)
-    record(history, [output])
-    if fail_on_regression and result.regressions:
+    result = _stamped(result, seed=a.stats.seed,
+                      inputs={"qrels": a.qrels, "runs": [a.baseline, *a.candidates],
+                              "queries": a.queries},
+                      output=a.output, full=result.n_topics == len(q.topics), engine=engine_info)
+    if a.output is not None:
+        _write(a.output, result)
+    _print_comparison(result, str(a.fmt), detail=a.detail, latex_style=str(a.latex_style),
+                      output=a.output)
+    record(a.history, [a.output])
+    if a.fail_on_regression and result.regressions:
         worse = ", ".join(f"{r.candidate} on {r.measure}" for r in result.regressions)
         line = plain("regression:", style="bold red")
         line.append_text(plain(f" significantly worse: {worse}"))

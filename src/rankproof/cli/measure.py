@@ -15,30 +15,24 @@ from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption, en
 from rankproof.cli._history import history_option, record
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._progress import quiet_option, stages
+from rankproof.cli._requests import Request, settings, takes
 from rankproof.cli._runs import (
     FORMATS_ASKED,
     DedupeChoice,
-    OrderChoice,
-    TopicsChoice,
     allow_extra_columns_option,
     check_diversity,
     choices,
     dedupe_option,
-    judged_only_option,
     load_runs,
-    max_retrieved_option,
     names_option,
     note_inputs,
-    order_option,
     output_option,
     qrels_argument,
     qrels_format_option,
     read_options,
-    rel_level_option,
     run_format_option,
     runs_argument,
     subtopics_option,
-    topics_option,
     write_output,
 )
 from rankproof.data import Qrels, Run
@@ -193,104 +187,104 @@ def _retrieval_notes(max_retrieved: int | None, judged_only: bool) -> tuple[str,
     return tuple(notes)
 
 
-@app.command()
-@error_boundary
-def measure(
-    qrels: Path = qrels_argument(),
-    runs: list[Path] = runs_argument(),
+class MeasureArgs(Request):
+    """`measure`'s options, as one request (`rankproof.cli._requests.takes`)."""
+
+    qrels: Path = qrels_argument()
+    runs: list[Path] = runs_argument()
     measures: list[str] | None = typer.Option(
         None, "-m", "--measure", metavar="MEASURE",
         help="Measure(s): nDCG@10, P(rel=2)@5, RR@10, AP, trec_eval names (ndcg_cut.10, "
              "P.5,10) or sets (official, all_trec). Repeatable.",
-    ),
-    per_query: bool = typer.Option(False, "-q", "--per-query", help="Print per-topic values."),
-    rel_level: int = rel_level_option(),
-    topics: TopicsChoice = topics_option(),
-    order: OrderChoice = order_option(),
-    fmt: MeasureFormat = typer.Option("table", "--format", "-f", help="Output format."),
-    dedupe: DedupeChoice | None = dedupe_option(),
-    allow_extra_columns: bool = allow_extra_columns_option(),
-    run_format: str | None = run_format_option(),
-    qrels_format: str | None = qrels_format_option(),
-    names: list[str] | None = names_option(),
-    output: Path | None = output_option("Write the output to a file (atomically)."),
-    force: bool = force_option(),
+    )
+    per_query: bool = typer.Option(False, "-q", "--per-query", help="Print per-topic values.")
+    options: EvalOptions = settings(EvalOptions)
+    fmt: MeasureFormat = typer.Option("table", "--format", "-f", help="Output format.")
+    dedupe: DedupeChoice | None = dedupe_option()
+    allow_extra_columns: bool = allow_extra_columns_option()
+    run_format: str | None = run_format_option()
+    qrels_format: str | None = qrels_format_option()
+    names: list[str] | None = names_option()
+    output: Path | None = output_option("Write the output to a file (atomically).")
+    force: bool = force_option()
     cross_check_with: CrossCheckChoice | None = typer.Option(
         None, "--cross-check",
         help="Compute every measure a second time with an independent evaluator and record "
              "both (JSON key cross_check); exit 1 when a difference exceeds --tolerance. auto: "
-             "ir-measures, else pytrec-eval, else recorded as unavailable."),
+             "ir-measures, else pytrec-eval, else recorded as unavailable.")
     tolerance: float = typer.Option(1e-4, "--tolerance", metavar="X", min=0.0,
-                                    help="Largest |difference| --cross-check accepts."),
+                                    help="Largest |difference| --cross-check accepts.")
     complete: bool = typer.Option(
         False, "-c", help="trec_eval's -c: every qrels topic counts (rankproof's default; "
-                          "--topics complete)."),
-    max_retrieved: int | None = max_retrieved_option(),
-    judged_only: bool = judged_only_option(),
+                          "--topics complete).")
     no_summary: bool = typer.Option(
         False, "-n", "--no-summary",
-        help="With --format trec: per-topic lines only, no 'all' lines (trec_eval -n)."),
-    subtopics: bool = subtopics_option(),
-    engine: EngineOption = "local",
-    address: AddressOption = None,
-    workers: WorkersOption = None,
-    partitions: int | None = partitions_option(),
-    memory_cap: str | None = memory_cap_option(),
-    history: str | None = history_option(),
-    quiet: bool = quiet_option(),
-) -> None:
+        help="With --format trec: per-topic lines only, no 'all' lines (trec_eval -n).")
+    subtopics: bool = subtopics_option()
+    engine: EngineOption = "local"
+    address: AddressOption = None
+    workers: WorkersOption = None
+    partitions: int | None = partitions_option()
+    memory_cap: str | None = memory_cap_option()
+    history: str | None = history_option()
+    quiet: bool = quiet_option()
+
+
+@app.command()
+@error_boundary
+@takes(MeasureArgs)
+def measure(a: MeasureArgs) -> None:
     """Evaluate runs against judgments, exactly as trec_eval does."""
-    guard_outputs([(output, "rankproof.measure")], [qrels, *runs], force=force)
-    if history is not None and (str(fmt) != "json" or output is None):
+    guard_outputs([(a.output, "rankproof.measure")], [a.qrels, *a.runs], force=a.force)
+    if a.history is not None and (str(a.fmt) != "json" or a.output is None):
         raise InputError("--history records the JSON this command writes: give -f json -o PATH")
-    fmt = str(fmt)
-    if complete and str(topics) != "complete":
-        raise typer.BadParameter(f"-c means --topics complete, but --topics {topics} is given",
-                                 param_hint="'-c'")
-    if no_summary and fmt != "trec":
+    fmt = str(a.fmt)
+    if a.complete and str(a.options.topics) != "complete":
+        raise typer.BadParameter(f"-c means --topics complete, but --topics "
+                                 f"{a.options.topics} is given", param_hint="'-c'")
+    if a.no_summary and fmt != "trec":
         raise typer.BadParameter("-n (no summary lines) applies to --format trec",
                                  param_hint="'-n'")
-    selected, header = select_measures(measures, fmt)
-    asked = _relstring(measures, fmt, per_query or no_summary, only=not selected)
+    selected, header = select_measures(a.measures, fmt)
+    asked = _relstring(a.measures, fmt, a.per_query or a.no_summary, only=not selected)
     if not selected:  # relstring alone: a count gives the topics, and is not printed
         selected = (Measure("NumRet"),)
         results_select: tuple[Measure, ...] | None = ()
     else:
         results_select = None
-    check_diversity([str(m) for m in selected], subtopics)
-    cap = None if memory_cap is None else parse_size(memory_cap)
-    extra_notes = _retrieval_notes(max_retrieved, judged_only)
+    check_diversity([str(m) for m in selected], a.subtopics)
+    cap = None if a.memory_cap is None else parse_size(a.memory_cap)
+    extra_notes = _retrieval_notes(a.options.max_retrieved, a.options.judged_only)
     loaded: list[Run] = []
-    if cross_check_with is None:
+    if a.cross_check_with is None:
         # Each run is read and evaluated in one task of the engine; only its numbers return.
         request = RunFilesRequest(
-            qrels=str(qrels), runs=tuple(str(p) for p in runs), measures=selected,
-            names=tuple(names) if names else None,
-            read=read_options(dedupe, allow_extra_columns, cap),
-            options=EvalOptions(rel_level=rel_level, topics=str(topics),  # type: ignore[arg-type]
-                                order=str(order),  # type: ignore[arg-type]
-                                max_retrieved=max_retrieved, judged_only=judged_only),
-            qrels_format=FORMATS_ASKED["qrels"], subtopics=subtopics, partitions=partitions)
-        note_inputs(qrels, runs)
-        with engine_from(engine, address, workers) as executor, stages(quiet) as bar, bar.stage(
-                f"reading and evaluating {len(runs)} run(s)", files=[qrels, *runs]):
+            qrels=str(a.qrels), runs=tuple(str(p) for p in a.runs), measures=selected,
+            names=tuple(a.names) if a.names else None,
+            read=read_options(a.dedupe, a.allow_extra_columns, cap),
+            options=a.options,
+            qrels_format=FORMATS_ASKED["qrels"], subtopics=a.subtopics, partitions=a.partitions)
+        note_inputs(a.qrels, a.runs)
+        with engine_from(a.engine, a.address, a.workers) as executor, stages(a.quiet) as bar, \
+                bar.stage(f"reading and evaluating {len(a.runs)} run(s)",
+                          files=[a.qrels, *a.runs]):
             engine_info = executor.describe()
             done = measure_files(request, executor, notify=print_note)
         qrels_obj = done.qrels
         computed = [r.per_query for r in done.runs]
     else:  # the second evaluator needs the runs themselves: read them here
-        if any(should_stream(str(p), cap) for p in runs):
+        if any(should_stream(str(p), cap) for p in a.runs):
             raise typer.BadParameter("--cross-check needs every run in memory, and a run is "
                                      "over --memory-cap", param_hint="'--cross-check'")
-        engine_info = _in_process(engine, address, workers)
-        loaded_qrels, loaded = load_runs(qrels, runs, names=names, dedupe=dedupe,
-                                         allow_extra_columns=allow_extra_columns,
-                                         subtopics=subtopics)
+        engine_info = _in_process(a.engine, a.address, a.workers)
+        loaded_qrels, loaded = load_runs(a.qrels, a.runs, names=a.names, dedupe=a.dedupe,
+                                         allow_extra_columns=a.allow_extra_columns,
+                                         subtopics=a.subtopics)
         assert loaded_qrels is not None
         qrels_obj = loaded_qrels
-        loaded = _trec_eval_runs(qrels_obj, loaded, max_retrieved, judged_only)
-        computed = [evaluate(qrels_obj, run, selected, rel_level=rel_level,
-                             topics=str(topics), order=str(order))  # type: ignore[arg-type]
+        loaded = _trec_eval_runs(qrels_obj, loaded, a.options.max_retrieved,
+                                 a.options.judged_only)
+        computed = [evaluate(qrels_obj, run, selected, **a.options.keywords())
                     for run in loaded]
     results: list[PerQuery] = [
         dataclasses.replace(pq, notes=pq.notes + extra_notes) if extra_notes else pq
@@ -300,12 +294,12 @@ def measure(
     for pq in results:
         for caveat in table.caveats(pq):
             print_note(caveat, about=pq.run_name)
-    checked = None if cross_check_with is None else _cross_check(
-        qrels_obj, loaded, results, str(cross_check_with), tolerance, str(order))
+    checked = None if a.cross_check_with is None else _cross_check(
+        qrels_obj, loaded, results, str(a.cross_check_with), a.tolerance, a.options.order)
 
-    if fmt == "table" and output is None:
+    if fmt == "table" and a.output is None:
         console = make_console()
-        if per_query:
+        if a.per_query:
             for pq in results:
                 print_table(console, table.per_query_table(pq))
         else:
@@ -316,21 +310,22 @@ def measure(
         digest = qrels_obj.digest
         results = [dataclasses.replace(pq, qrels_digest=digest) for pq in results]
     if fmt == "trec":
-        texts = _relstring_texts(asked, qrels_obj, loaded, runs, names, dedupe,
-                                 allow_extra_columns, max_retrieved, judged_only)
+        texts = _relstring_texts(asked, qrels_obj, loaded, a.runs, a.names, a.dedupe,
+                                 a.allow_extra_columns, a.options.max_retrieved,
+                                 a.options.judged_only)
         text = "".join(line + "\n" for i, pq in enumerate(results)
-                       for line in trec_lines(pq, per_query=per_query or no_summary,
-                                              header=header, summary=not no_summary,
+                       for line in trec_lines(pq, per_query=a.per_query or a.no_summary,
+                                              header=header, summary=not a.no_summary,
                                               relstring=None if texts is None else texts[i]))
     elif fmt == "table":
-        text = table.render_text(table.per_query_tables(results) if per_query
+        text = table.render_text(table.per_query_tables(results) if a.per_query
                                  else [table.means_table(results)])
     else:
-        text = records.render(results, fmt, per_query=per_query, provenance=_provenance(
-            qrels, runs, output, results, engine_info) if fmt == "json" else None,
+        text = records.render(results, fmt, per_query=a.per_query, provenance=_provenance(
+            a.qrels, a.runs, a.output, results, engine_info) if fmt == "json" else None,
             cross_check=checked.to_dict() if checked is not None and fmt == "json" else None)
-    write_output(output if output is not None else "-", text)
-    record(history, [output])
+    write_output(a.output if a.output is not None else "-", text)
+    record(a.history, [a.output])
     _exit_if_failed(checked)
 
 

@@ -89,6 +89,17 @@ class _RowDoc(_Strict):
     text: str | None = None
 
 
+class _LatencyDoc(_Strict):
+    """The cases' latency summary a run result stores (`RunResult.latency_summary`)."""
+
+    n: float
+    p50: float
+    p95: float
+    p99: float
+    mean: float
+    max: float
+
+
 class _RunDoc(_Strict):
     schema_version: int
     kind: Literal["rankproof.run"]
@@ -98,6 +109,7 @@ class _RunDoc(_Strict):
     provenance: _ProvenanceDoc
     notes: list[str] | None = None
     rows: list[_RowDoc]
+    latency: _LatencyDoc | None = None
 
 
 class _BaselineDoc(BaseModel):
