@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rankproof._errors import ConfigError, TargetError
 from rankproof.cli._app import err_console
@@ -23,6 +23,9 @@ from rankproof.cli._progress import stages
 from rankproof.gate import Baseline, ChecksFile, GateVerdict, evaluate_target
 from rankproof.report.console import plain
 from rankproof.targets import Case, HttpTarget, RunResult, shard_plan
+
+if TYPE_CHECKING:
+    from rankproof.cli.gate import GateArgs
 
 
 def parse_headers(values: list[str] | None) -> dict[str, str]:
@@ -64,22 +67,21 @@ def progress_display(quiet: bool, label: str) -> Iterator[Callable[[int, int], N
     yield line
 
 
-def run_target_gate(
-    spec: ChecksFile, base: Baseline | None, cases: Sequence[Case], *, url: str, name: str,
-    max_concurrency: int, timeout: float, deadline: float | None, headers: list[str] | None,
-    shard_size: int, resume: bool, engine: str, address: str | None, workers: int | None,
-    quiet: bool,
-) -> tuple[GateVerdict, RunResult, dict[str, Any]]:
-    """Run the target over the golden set and gate it; also what ran it (for provenance)."""
-    with engine_from(engine, address, workers) as executor, \
-            HttpTarget(url, name, max_concurrency=max_concurrency, timeout=timeout,
-                       deadline=deadline, headers=parse_headers(headers)) as target:
+def run_target_gate(spec: ChecksFile, base: Baseline | None, cases: Sequence[Case],
+                    a: GateArgs) -> tuple[GateVerdict, RunResult, dict[str, Any]]:
+    """Run the target at ``a.target`` over the golden set and gate it, with the command's
+    target and engine options; also what ran it (for provenance)."""
+    assert a.target is not None
+    with engine_from(str(a.engine), a.address, a.workers) as executor, \
+            HttpTarget(a.target, a.target_name, max_concurrency=a.max_concurrency,
+                       timeout=a.timeout, deadline=a.deadline,
+                       headers=parse_headers(a.headers)) as target:
         plan = shard_plan(target, executor)
-        if not quiet:
-            err_console.print(plain(f"rankproof gate: {len(cases):,} cases to {url}, shards of "
-                                    f"{shard_size}; {plan.describe()}"))
+        if not a.quiet:
+            err_console.print(plain(f"rankproof gate: {len(cases):,} cases to {a.target}, "
+                                    f"shards of {a.shard_size}; {plan.describe()}"))
         answered = 0
-        with progress_display(quiet, "rankproof gate") as show:
+        with progress_display(a.quiet, "rankproof gate") as show:
             def progress(done: int, total: int) -> None:
                 nonlocal answered
                 answered = done
@@ -87,8 +89,8 @@ def run_target_gate(
 
             try:
                 verdict, result = evaluate_target(spec, target, cases, baseline=base,
-                                                  executor=executor, shard_size=shard_size,
-                                                  resume=resume, progress=progress)
+                                                  executor=executor, shard_size=a.shard_size,
+                                                  resume=a.resume, progress=progress)
             except TargetError:
                 if answered:
                     err_console.print(plain(
@@ -96,8 +98,9 @@ def run_target_gate(
                         "checkpointed; rerun with --resume to continue from there"))
                 raise
         ran = {"engine": executor.describe(),
-               "target": {"url": url, "name": name, "max_concurrency": max_concurrency,
+               "target": {"url": a.target, "name": a.target_name,
+                          "max_concurrency": a.max_concurrency,
                           "timeout": target.timeout, "deadline": target.deadline,
-                          "shard_size": shard_size, "resumed": resume,
+                          "shard_size": a.shard_size, "resumed": a.resume,
                           "max_in_flight": plan.max_in_flight}}
     return verdict, result, ran

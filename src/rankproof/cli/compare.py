@@ -279,31 +279,36 @@ def compare(a: CompareArgs) -> None:
         raise typer.Exit(EXIT_FAILED)
 
 
-@error_boundary
-def compare_stages(
+class CompareStagesArgs(Request):
+    """`compare_stages`'s options, as one request (`rankproof.cli._requests.takes`)."""
+
     report: Path = typer.Argument(..., metavar="REPORT",
-                                  help="A rankproof eval report (JSON; - is standard input)."),
+                                  help="A rankproof eval report (JSON; - is standard input).")
     baseline: str = typer.Option(..., "--baseline", metavar="STAGE",
-                                 help="The stage compared against."),
+                                 help="The stage compared against.")
     candidate: str = typer.Option(..., "--candidate", metavar="STAGE",
-                                  help="The stage compared with it."),
+                                  help="The stage compared with it.")
     measures: list[str] | None = typer.Option(
         None, "-m", "--measure", metavar="MEASURE",
         help="Measure(s) to compare, among those the report stored (default: all). "
-             "Repeatable."),
-    test: TestChoice | None = test_option(None, "Paired test (default: the report's)."),
+             "Repeatable.")
+    test: TestChoice | None = test_option(None, "Paired test (default: the report's).")
     alpha: float | None = alpha_option(None, "Family-wise significance level (default: the "
-                                             "report's)."),
+                                             "report's).")
     correction: CorrectionChoice | None = correction_option(
-        None, "Multiple-comparison correction (default: the report's)."),
-    resamples: int | None = resamples_option(None, "Resamples (default: the report's)."),
-    seed: int | None = seed_option(None, "Seed (default: the report's)."),
-    fmt: CompareFormat = typer.Option("table", "--format", "-f", help="Output format."),
+        None, "Multiple-comparison correction (default: the report's).")
+    resamples: int | None = resamples_option(None, "Resamples (default: the report's).")
+    seed: int | None = seed_option(None, "Seed (default: the report's).")
+    fmt: CompareFormat = typer.Option("table", "--format", "-f", help="Output format.")
     output: Path | None = typer.Option(None, "--json", "-o", "--output", metavar="PATH",
                                        help="Also write the comparison as JSON here. - is "
-                                            "standard output."),
-    force: bool = force_option(),
-) -> None:
+                                            "standard output.")
+    force: bool = force_option()
+
+
+@error_boundary
+@takes(CompareStagesArgs)
+def compare_stages(a: CompareStagesArgs) -> None:
     """Compare two stages of a saved eval report from its stored per-query values.
 
     Nothing is retrieved again: the rows pair the two stages' per-query values
@@ -312,26 +317,26 @@ def compare_stages(
     """
     from rankproof.harness import compare_report_stages, read_report
 
-    guard_outputs([(output, "rankproof.comparison"), *sidecar_outputs([output])], [report],
-                  force=force)
-    saved = read_report(report)
+    guard_outputs([(a.output, "rankproof.comparison"), *sidecar_outputs([a.output])], [a.report],
+                  force=a.force)
+    saved = read_report(a.report)
     result = compare_report_stages(
-        saved, baseline=baseline, candidate=candidate, measures=measures or None,
-        test=None if test is None else str(test), alpha=alpha,
-        correction=None if correction is None else str(correction), resamples=resamples,
-        seed=seed)
+        saved, baseline=a.baseline, candidate=a.candidate, measures=a.measures or None,
+        test=None if a.test is None else str(a.test), alpha=a.alpha,
+        correction=None if a.correction is None else str(a.correction), resamples=a.resamples,
+        seed=a.seed)
     # The two stages' evidence travels with their rows (a sidecar is read beside the report).
-    stored = (saved.evidence.load(report.parent) if isinstance(saved.evidence, EvidenceSidecar)
+    stored = (saved.evidence.load(a.report.parent) if isinstance(saved.evidence, EvidenceSidecar)
               else saved.evidence)
     if stored is not None:
         result = dataclasses.replace(result, evidence=dataclasses.replace(
-            stored, top={s: stored.top[s] for s in (baseline, candidate) if s in stored.top}))
+            stored, top={s: stored.top[s] for s in (a.baseline, a.candidate) if s in stored.top}))
     scope = saved.provenance.scope or {"queries": "full"}
-    result = _stamped(result, seed=result.seed, inputs={"report": report}, output=output,
+    result = _stamped(result, seed=result.seed, inputs={"report": a.report}, output=a.output,
                       full=scope.get("queries") == "full", pool=scope.get("pool", "unknown"))
-    if output is not None:
-        _write(output, result)
-    _print_comparison(result, str(fmt))
+    if a.output is not None:
+        _write(a.output, result)
+    _print_comparison(result, str(a.fmt))
 
 
 def _stamped(result: Comparison, *, seed: int, inputs: dict[str, Any], output: Path | None,

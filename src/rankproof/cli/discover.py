@@ -28,6 +28,7 @@ from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption, en
 from rankproof.cli._history import history_option, record
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._progress import quiet_option, stages
+from rankproof.cli._requests import Request, takes
 from rankproof.cli._runs import choices, write_output
 from rankproof.cli._stat_options import seed_option
 from rankproof.discovery import (
@@ -158,107 +159,112 @@ def _finite(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else value
 
 
+class DiscoverArgs(Request):
+    """`discover`'s options, as one request (`rankproof.cli._requests.takes`)."""
+
+    cases: Path | None = typer.Argument(
+        None, metavar="[CASES]", help="Discovery cases (JSONL; empty gold = abstention case). "
+                                      "Default: the bundled example.")
+    catalog: Path | None = typer.Option(
+        None, "--catalog", metavar="PATH",
+        help="Catalogue: a folder of .txt/.md files (id = stem) or a JSONL file of {id, title, "
+             "text, tags}. Default: the cases file's __meta__ catalogue.")
+    retriever: str | None = typer.Option(
+        None, "--retriever", metavar="MODULE:CALLABLE",
+        help="Your own search: a function (query, k) -> [(id, score), ...], best first.")
+    retriever_version: str | None = typer.Option(
+        None, "--retriever-version", metavar="V",
+        help="A version for --retriever, stamped on calibrations (a new version makes an old "
+             "floor stale).")
+    mode: ModeChoice = typer.Option(DFLT_MODE, "--mode", help="Ranking mode over --catalog.")
+    embedder: EmbedderChoice = typer.Option(
+        "minilm", "--embedder",
+        help="Dense model: minilm (the dense extra) or hashing (a labelled test double).")
+    embed_model: str | None = typer.Option(
+        None, "--embed-model", metavar="DIR|PACKAGE|openai:MODEL@URL|provider:FILE",
+        help=_EMBED_MODEL_HELP)
+    rerank_model: Path | None = typer.Option(None, "--rerank-model", metavar="DIR",
+                                             help="A cross-encoder over the first stage.")
+    k: int = typer.Option(10, "-k", help="Primary cutoff (taxonomy, selection window).")
+    abstain_threshold: float | None = typer.Option(
+        None, "--abstain-threshold", metavar="SCORE",
+        help="Top score below which a query counts as abstained (default: the calibrated "
+             "floor with --calibrate, else abstention cases are not scored).")
+    calibrate: bool = typer.Option(False, "--calibrate",
+                                   help="Calibrate the abstention floor (min_score).")
+    save_calibration: Path | None = typer.Option(
+        None, "--save-calibration", metavar="PATH",
+        help="With --calibrate: also save the floor (stamped with the searcher's identity).")
+    calibration_file: Path | None = typer.Option(
+        None, "--calibration", metavar="PATH",
+        help="Use a saved floor as the abstention threshold; refused when it was made for "
+             "another catalogue, mode, model or retriever version.")
+    sweep: bool = typer.Option(False, "--sweep", help="Sweep the selector's knobs.")
+    curve: bool = typer.Option(False, "--curve", help="The distractor-robustness curve.")
+    curve_mode: ModeChoice = typer.Option(DFLT_CURVE_MODE, "--curve-mode",
+                                          help="Ranking mode of the curve's sub-catalogues.")
+    trials: int = typer.Option(20, "--trials", help="Curve trials per size.")
+    seed: int = typer.Option(0, "--seed", help="Seed of every random draw (recorded).")
+    fmt: FormatChoice = typer.Option("table", "--format", "-f", help="Output format.")
+    output: Path | None = typer.Option(None, "-o", "--output", "--json", metavar="PATH",
+                                       help="Also write the JSON document here.")
+    force: bool = force_option()
+    engine: EngineOption = "local"
+    address: AddressOption = None
+    workers: WorkersOption = None
+    history: str | None = history_option()
+    quiet: bool = quiet_option()
+
+
 @app.command(cls=DiscoverCommand,
              epilog="Indexings compared theme by theme: rankproof discover compare THEMES.jsonl "
                     "--catalog A --catalog B (see discover compare --help).")
 @error_boundary
-def discover(
-    cases: Path | None = typer.Argument(
-        None, metavar="[CASES]", help="Discovery cases (JSONL; empty gold = abstention case). "
-                                      "Default: the bundled example."),
-    catalog: Path | None = typer.Option(
-        None, "--catalog", metavar="PATH",
-        help="Catalogue: a folder of .txt/.md files (id = stem) or a JSONL file of {id, title, "
-             "text, tags}. Default: the cases file's __meta__ catalogue."),
-    retriever: str | None = typer.Option(
-        None, "--retriever", metavar="MODULE:CALLABLE",
-        help="Your own search: a function (query, k) -> [(id, score), ...], best first."),
-    retriever_version: str | None = typer.Option(
-        None, "--retriever-version", metavar="V",
-        help="A version for --retriever, stamped on calibrations (a new version makes an old "
-             "floor stale)."),
-    mode: ModeChoice = typer.Option(DFLT_MODE, "--mode", help="Ranking mode over --catalog."),
-    embedder: EmbedderChoice = typer.Option(
-        "minilm", "--embedder",
-        help="Dense model: minilm (the dense extra) or hashing (a labelled test double)."),
-    embed_model: str | None = typer.Option(
-        None, "--embed-model", metavar="DIR|PACKAGE|openai:MODEL@URL|provider:FILE",
-        help=_EMBED_MODEL_HELP),
-    rerank_model: Path | None = typer.Option(None, "--rerank-model", metavar="DIR",
-                                             help="A cross-encoder over the first stage."),
-    k: int = typer.Option(10, "-k", help="Primary cutoff (taxonomy, selection window)."),
-    abstain_threshold: float | None = typer.Option(
-        None, "--abstain-threshold", metavar="SCORE",
-        help="Top score below which a query counts as abstained (default: the calibrated "
-             "floor with --calibrate, else abstention cases are not scored)."),
-    calibrate: bool = typer.Option(False, "--calibrate",
-                                   help="Calibrate the abstention floor (min_score)."),
-    save_calibration: Path | None = typer.Option(
-        None, "--save-calibration", metavar="PATH",
-        help="With --calibrate: also save the floor (stamped with the searcher's identity)."),
-    calibration_file: Path | None = typer.Option(
-        None, "--calibration", metavar="PATH",
-        help="Use a saved floor as the abstention threshold; refused when it was made for "
-             "another catalogue, mode, model or retriever version."),
-    sweep: bool = typer.Option(False, "--sweep", help="Sweep the selector's knobs."),
-    curve: bool = typer.Option(False, "--curve", help="The distractor-robustness curve."),
-    curve_mode: ModeChoice = typer.Option(DFLT_CURVE_MODE, "--curve-mode",
-                                          help="Ranking mode of the curve's sub-catalogues."),
-    trials: int = typer.Option(20, "--trials", help="Curve trials per size."),
-    seed: int = typer.Option(0, "--seed", help="Seed of every random draw (recorded)."),
-    fmt: FormatChoice = typer.Option("table", "--format", "-f", help="Output format."),
-    output: Path | None = typer.Option(None, "-o", "--output", "--json", metavar="PATH",
-                                       help="Also write the JSON document here."),
-    force: bool = force_option(),
-    engine: EngineOption = "local",
-    address: AddressOption = None,
-    workers: WorkersOption = None,
-    history: str | None = history_option(),
-    quiet: bool = quiet_option(),
-) -> None:
+@takes(DiscoverArgs)
+def discover(a: DiscoverArgs) -> None:
     """Is the right capability found first, low, or not at all — and is "nothing applies" said?"""
-    if catalog is not None and retriever is not None:
+    if a.catalog is not None and a.retriever is not None:
         raise typer.BadParameter("give --catalog or --retriever, not both")
-    cases_path = cases if cases is not None else EXAMPLE_CASES
-    catalog_path = None if retriever is not None else _catalog_for(
-        cases_path, catalog if cases is not None or catalog is not None else EXAMPLE_CATALOG)
-    if curve and retriever is not None:
+    cases_path = a.cases if a.cases is not None else EXAMPLE_CASES
+    catalog_path = None if a.retriever is not None else _catalog_for(
+        cases_path, a.catalog if a.cases is not None or a.catalog is not None else EXAMPLE_CATALOG)
+    if a.curve and a.retriever is not None:
         raise ConfigError("--curve builds sub-catalogues: it needs --catalog, not --retriever")
-    if save_calibration is not None and not calibrate:
+    if a.save_calibration is not None and not a.calibrate:
         raise typer.BadParameter("--save-calibration needs --calibrate")
-    if calibration_file is not None and (calibrate or abstain_threshold is not None):
+    if a.calibration_file is not None and (a.calibrate or a.abstain_threshold is not None):
         raise typer.BadParameter("--calibration gives the threshold: not with --calibrate or "
                                  "--abstain-threshold")
-    guard_outputs([(output, "rankproof.discovery"),
-                   (save_calibration, "rankproof.discovery.calibration")],
-                  [cases_path, catalog_path, calibration_file], force=force)
+    guard_outputs([(a.output, "rankproof.discovery"),
+                   (a.save_calibration, "rankproof.discovery.calibration")],
+                  [cases_path, catalog_path, a.calibration_file], force=a.force)
     loaded = load_cases(cases_path)
-    rerank = None if rerank_model is None else SentenceTransformerCrossEncoder(rerank_model)
+    rerank = None if a.rerank_model is None else SentenceTransformerCrossEncoder(a.rerank_model)
     cat: Catalog | None = None
     searcher: Searcher
-    if retriever is not None:
-        searcher = CallableSearcher(import_callable(retriever), name=retriever,
-                                    version=retriever_version)
+    if a.retriever is not None:
+        searcher = CallableSearcher(import_callable(a.retriever), name=a.retriever,
+                                    version=a.retriever_version)
     else:
         assert catalog_path is not None
         cat = load_catalog(catalog_path)
         searcher = CatalogSearcher(
-            cat, mode=str(mode), embedder=_embedder(str(embedder), str(mode), embed_model),
+            cat, mode=str(a.mode), embedder=_embedder(str(a.embedder), str(a.mode), a.embed_model),
             rerank=rerank)
     sections: list[Section] = []
     calibration = None
-    if calibrate:
-        calibration = calibrate_min_score(searcher, loaded, k=k)
-        if save_calibration is not None:
-            calibration.save(save_calibration)
-    threshold = abstain_threshold
-    if calibration_file is not None:
-        stored = load_calibration(calibration_file, identity=searcher)
+    if a.calibrate:
+        calibration = calibrate_min_score(searcher, loaded, k=a.k)
+        if a.save_calibration is not None:
+            calibration.save(a.save_calibration)
+    threshold = a.abstain_threshold
+    if a.calibration_file is not None:
+        stored = load_calibration(a.calibration_file, identity=searcher)
         threshold = None if stored is None else _finite(stored.min_score)
     if threshold is None and calibration is not None:
         threshold = _finite(calibration.min_score)
-    with stages(quiet) as bar, bar.stage(f"searching and scoring {len(loaded):,} case(s)"):
-        report = evaluate_discovery(searcher, loaded, primary_k=k,
+    with stages(a.quiet) as bar, bar.stage(f"searching and scoring {len(loaded):,} case(s)"):
+        report = evaluate_discovery(searcher, loaded, primary_k=a.k,
                                     abstain_threshold=threshold)
     sections += discovery_section(report)
     if calibration is not None:
@@ -268,21 +274,21 @@ def discover(
         floors = (None, calibration.min_score)  # the sweep also tries the calibrated floor
     swept = drawn = None
     engine_info: dict[str, Any] | None = None
-    if sweep or curve:  # the sweep's cells and the curve's sizes are the engine's tasks
-        with engine_from(engine, address, workers) as executor, stages(quiet) as bar:
+    if a.sweep or a.curve:  # the sweep's cells and the curve's sizes are the engine's tasks
+        with engine_from(a.engine, a.address, a.workers) as executor, stages(a.quiet) as bar:
             engine_info = executor.describe()
-            if sweep:
+            if a.sweep:
                 with bar.stage(f"sweeping the selector's knobs over {len(loaded):,} case(s)"):
-                    swept = sweep_selector(searcher, loaded, k=k, min_score_grid=floors,
+                    swept = sweep_selector(searcher, loaded, k=a.k, min_score_grid=floors,
                                            executor=executor)
-            if curve:
+            if a.curve:
                 assert cat is not None
                 with bar.stage(f"distractor curve: {len(DFLT_DISTRACTOR_SIZES)} sizes x "
-                               f"{trials} trial(s)"):
+                               f"{a.trials} trial(s)"):
                     drawn = distractor_curve_from_cases(
-                        cat, loaded, mode=str(curve_mode), trials=trials, seed=seed,
+                        cat, loaded, mode=str(a.curve_mode), trials=a.trials, seed=a.seed,
                         sizes=DFLT_DISTRACTOR_SIZES,
-                        embedder=_embedder(str(embedder), str(curve_mode), embed_model),
+                        embedder=_embedder(str(a.embedder), str(a.curve_mode), a.embed_model),
                         executor=executor)
     if swept is not None:
         sections += sweep_section(swept)
@@ -291,7 +297,7 @@ def discover(
     inputs: dict[str, str | Path] = {"cases": cases_path}
     if catalog_path is not None:
         inputs["catalog"] = catalog_path
-    doc = discovery_document(identity=searcher.identity, seed=seed, inputs=inputs,
+    doc = discovery_document(identity=searcher.identity, seed=a.seed, inputs=inputs,
                              discovery=report, calibration=calibration, sweep=swept,
                              curve=drawn)
     if engine_info is not None:
@@ -299,91 +305,97 @@ def discover(
     notes = tuple(dict.fromkeys((*searcher.notes, *(("results are degraded: " +
                                                       "; ".join(searcher.notes),)
                                                      if searcher.degraded else ()))))
-    _emit(sections, doc, str(fmt), output, notes)
-    record(history, [output])
+    _emit(sections, doc, str(a.fmt), a.output, notes)
+    record(a.history, [a.output])
 
 
-@error_boundary
-def discover_compare(
+class DiscoverCompareArgs(Request):
+    """`discover_compare`'s options, as one request (`rankproof.cli._requests.takes`)."""
+
     themes: Path = typer.Argument(..., metavar="THEMES",
                                   help="Graded labels per theme (JSONL of package cases with a "
-                                       "__meta__ line naming themes and probes)."),
+                                       "__meta__ line naming themes and probes).")
     catalogs: list[Path] = typer.Option(
         ..., "--catalog", metavar="PATH",
         help="A catalogue (an indexing) to compare; repeat for each; the first is the baseline. "
-             "With one catalogue, --modes compares ranking modes instead."),
+             "With one catalogue, --modes compares ranking modes instead.")
     modes: list[str] | None = typer.Option(
-        None, "--modes", metavar="MODE", help="Compare these modes of one catalogue."),
-    mode: ModeChoice = typer.Option(DFLT_MODE, "--mode", help="Ranking mode (one per run)."),
+        None, "--modes", metavar="MODE", help="Compare these modes of one catalogue.")
+    mode: ModeChoice = typer.Option(DFLT_MODE, "--mode", help="Ranking mode (one per run).")
     embedder: EmbedderChoice = typer.Option("minilm", "--embedder",
-                                            help="Dense model: minilm or hashing (test double)."),
+                                            help="Dense model: minilm or hashing (test double).")
     embed_model: str | None = typer.Option(
         None, "--embed-model", metavar="DIR|PACKAGE|openai:MODEL@URL|provider:FILE",
-        help=_EMBED_MODEL_HELP),
+        help=_EMBED_MODEL_HELP)
     cases: Path | None = typer.Option(
         None, "--cases", metavar="CASES",
-        help="Discovery cases: their per-case nDCG is compared by a paired test."),
-    k: int = typer.Option(20, "-k", help="Cutoff of the graded nDCG and named-set rates."),
+        help="Discovery cases: their per-case nDCG is compared by a paired test.")
+    k: int = typer.Option(20, "-k", help="Cutoff of the graded nDCG and named-set rates.")
     observed_floor: float | None = typer.Option(
         None, "--observed-floor", metavar="SCORE",
         help="Derive distractors from observed scores at or above this floor (default: only "
-             "those the labels mark is_distractor)."),
-    seed: int = seed_option(help="Seed of the paired test (recorded)."),
-    fmt: FormatChoice = typer.Option("table", "--format", "-f", help="Output format."),
+             "those the labels mark is_distractor).")
+    seed: int = seed_option(help="Seed of the paired test (recorded).")
+    fmt: FormatChoice = typer.Option("table", "--format", "-f", help="Output format.")
     output: Path | None = typer.Option(None, "-o", "--output", "--json", metavar="PATH",
-                                       help="Also write the JSON document here."),
+                                       help="Also write the JSON document here.")
     fail_on_regression: bool = typer.Option(
         False, "--fail-on-regression",
-        help="Exit 1 when a hard positive fell or a distractor rose against the baseline."),
+        help="Exit 1 when a hard positive fell or a distractor rose against the baseline.")
     threshold: float = typer.Option(
         0, "--threshold", metavar="PLACES",
         help="A named id regresses when it moves more than this many places the wrong way "
-             "(a vanished hard positive or a newly ranked distractor always counts)."),
-    force: bool = force_option(),
-) -> None:
+             "(a vanished hard positive or a newly ranked distractor always counts).")
+    force: bool = force_option()
+
+
+@error_boundary
+@takes(DiscoverCompareArgs)
+def discover_compare(a: DiscoverCompareArgs) -> None:
     """Compare indexings theme by theme: graded nDCG, named sets, and what regressed."""
-    guard_outputs([(output, "rankproof.discovery")], [themes, *catalogs, cases], force=force)
-    meta = read_package_meta(themes)
-    labelled = load_package_cases(themes)
+    guard_outputs([(a.output, "rankproof.discovery")], [a.themes, *a.catalogs, a.cases],
+                  force=a.force)
+    meta = read_package_meta(a.themes)
+    labelled = load_package_cases(a.themes)
     theme_names = meta.get("themes")
     probes = meta.get("probes")
     if not isinstance(theme_names, list) or not isinstance(probes, dict):
         raise InputError("the themes file's __meta__ line needs 'themes' (a list) and "
-                         "'probes' ({theme: query})", path=str(themes), field="__meta__")
+                         "'probes' ({theme: query})", path=str(a.themes), field="__meta__")
     sources: dict[str, Any] = {}
-    if modes:
-        if len(catalogs) != 1:
+    if a.modes:
+        if len(a.catalogs) != 1:
             raise typer.BadParameter("--modes compares the modes of one --catalog")
-        cat = load_catalog(catalogs[0])
-        for m in modes:
+        cat = load_catalog(a.catalogs[0])
+        for m in a.modes:
             if m not in MODES:
                 raise typer.BadParameter(f"unknown mode {m!r}; modes: {', '.join(MODES)}")
             sources[m] = CatalogSearcher(cat, mode=m,
-                                         embedder=_embedder(str(embedder), m, embed_model))
+                                         embedder=_embedder(str(a.embedder), m, a.embed_model))
     else:
-        if len(catalogs) < 2:
+        if len(a.catalogs) < 2:
             raise typer.BadParameter("give two or more --catalog (or one with --modes)")
-        for path in catalogs:
+        for path in a.catalogs:
             label = path.stem if path.stem not in sources else str(path)
             sources[label] = CatalogSearcher(
-                load_catalog(path), mode=str(mode),
-                embedder=_embedder(str(embedder), str(mode), embed_model))
+                load_catalog(path), mode=str(a.mode),
+                embedder=_embedder(str(a.embedder), str(a.mode), a.embed_model))
     # Without a floor no observed score makes a distractor: only the labels' is_distractor.
-    floor = sys.float_info.max if observed_floor is None else observed_floor
+    floor = sys.float_info.max if a.observed_floor is None else a.observed_floor
     named = [derive_named_sets(labelled, t, observed_floor=floor) for t in theme_names]
-    discovery_cases: list[DiscoveryCase] | None = load_cases(cases) if cases else None
-    report = compare_indexings(sources, labelled, themes=theme_names, probes=probes, k=k,
-                               named_sets=named, discovery_cases=discovery_cases, seed=seed)
-    inputs: dict[str, str | Path] = {"themes": themes}
-    if cases is not None:
-        inputs["cases"] = cases
+    discovery_cases: list[DiscoveryCase] | None = load_cases(a.cases) if a.cases else None
+    report = compare_indexings(sources, labelled, themes=theme_names, probes=probes, k=a.k,
+                               named_sets=named, discovery_cases=discovery_cases, seed=a.seed)
+    inputs: dict[str, str | Path] = {"themes": a.themes}
+    if a.cases is not None:
+        inputs["cases"] = a.cases
     doc = discovery_document(identity={label: dict(s.identity) for label, s in sources.items()},
-                             seed=seed, inputs=inputs, comparison=report)
+                             seed=a.seed, inputs=inputs, comparison=report)
     from rankproof._manifest import input_entry
 
-    doc["provenance"]["inputs"]["catalogs"] = [input_entry(c) for c in catalogs]
-    _emit(comparison_section(report, threshold), doc, str(fmt), output, report.notes)
-    if fail_on_regression and report.regressions(threshold):
+    doc["provenance"]["inputs"]["catalogs"] = [input_entry(c) for c in a.catalogs]
+    _emit(comparison_section(report, a.threshold), doc, str(a.fmt), a.output, report.notes)
+    if a.fail_on_regression and report.regressions(a.threshold):
         raise typer.Exit(EXIT_FAILED)
 
 

@@ -18,6 +18,7 @@ from rankproof.cli._html_report import html_destination, html_option, write_html
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._progress import quiet_option
 from rankproof.cli._progress import stages as shown_stages
+from rankproof.cli._requests import Request, takes
 from rankproof.cli._runs import choices
 from rankproof.cli._stat_options import (
     CorrectionChoice,
@@ -240,164 +241,171 @@ def _synthesized(report: EvalReport, inputs: EvalInputs, synth: Synthesis,
                                      "caveats": [*report.caveats, *result.caveats]})
 
 
-@app.command("eval")
-@error_boundary
-def eval_command(
+class EvalArgs(Request):
+    """`eval_command`'s options, as one request (`rankproof.cli._requests.takes`)."""
+
     corpus: Path | None = typer.Argument(None, metavar="CORPUS_DIR",
                                          help="A directory of .txt/.md documents (default: "
-                                              "the bundled golden corpus)."),
+                                              "the bundled golden corpus).")
     judgments: Path | None = typer.Option(None, "--judgments", "-j", metavar="PATH",
-                                          help="Quote-anchored judgments (JSONL)."),
+                                          help="Quote-anchored judgments (JSONL).")
     corpus_dir: Path | None = typer.Option(None, "--corpus-dir", metavar="DIR",
                                            help="CORPUS_DIR as an option (groundkit's "
-                                                "grk eval spelling)."),
+                                                "grk eval spelling).")
     collection: CollectionName | None = typer.Option(None, "--collection",
-                                                     help="A classic test collection."),
+                                                     help="A classic test collection.")
     data_root: Path | None = typer.Option(None, "--data-root", metavar="DIR",
-                                          help="Folder holding the collection's folder."),
+                                          help="Folder holding the collection's folder.")
     beir: Path | None = typer.Option(None, "--beir", metavar="DIR",
-                                     help="Evaluate a BEIR folder directly."),
-    split: str = typer.Option("test", "--split", help="BEIR qrels split."),
+                                     help="Evaluate a BEIR folder directly.")
+    split: str = typer.Option("test", "--split", help="BEIR qrels split.")
     irds: str | None = typer.Option(
         None, "--irds", metavar="ID",
         help="Evaluate an ir_datasets dataset (its documents, queries and qrels) from its "
-             "local cache only, never downloading (the irds extra)."),
+             "local cache only, never downloading (the irds extra).")
     stages: str = typer.Option("bm25,dense,fusion", "--stages", metavar="STAGE,...",
-                               help=f"Comma-separated: {','.join(STAGES)} (bm25 first)."),
+                               help=f"Comma-separated: {','.join(STAGES)} (bm25 first).")
     measures: list[str] | None = typer.Option(None, "-m", "--measure", metavar="MEASURE",
                                               help="Measures (default "
-                                                   f"{' '.join(DEFAULT_EVAL_MEASURES)})."),
+                                                   f"{' '.join(DEFAULT_EVAL_MEASURES)}).")
     granularity: Granularity | None = typer.Option(
         None, "--granularity",
         help="chunk (default) or document (default for --collection, --beir, --irds and a "
              "folder written by `adapt beir`: BEIR's own, comparable to published BEIR "
-             "numbers)."),
-    chunk_size: int = typer.Option(800, "--chunk-size", help="Chunk size in characters."),
-    overlap: int = typer.Option(100, "--overlap", help="Chunk overlap in characters."),
+             "numbers).")
+    chunk_size: int = typer.Option(800, "--chunk-size", help="Chunk size in characters.")
+    overlap: int = typer.Option(100, "--overlap", help="Chunk overlap in characters.")
     embedder: EmbedderOpt = typer.Option(
         "minilm", "--embedder",
-        help="minilm (all-MiniLM-L6-v2, offline) or hashing (a labelled test double)."),
+        help="minilm (all-MiniLM-L6-v2, offline) or hashing (a labelled test double).")
     embed_model: str | None = typer.Option(
         None, "--embed-model", metavar="DIR|PACKAGE|openai:MODEL@URL|provider:FILE",
         help="The dense stage's sentence-transformers model: a local model directory or an "
              "installed package that ships one (default: the bundled all-MiniLM-L6-v2). "
              "Loaded offline; its name and file digest key the embedding cache and are "
              "recorded in the report. openai:MODEL@BASE_URL or provider:FILE.yaml embeds "
-             "through an OpenAI-compatible /v1/embeddings server instead (docs/providers.md)."),
+             "through an OpenAI-compatible /v1/embeddings server instead (docs/providers.md).")
     dense_index: DenseIndexOpt = typer.Option(
         "exact", "--dense-index",
         help="The dense stage's search: exact (every chunk scored, in blocks) or a FAISS "
              "index (faiss-flat, faiss-hnsw, faiss-ivf; the faiss extra), labelled "
-             "approximate, with its recall@k against exact search measured and reported."),
+             "approximate, with its recall@k against exact search measured and reported.")
     rerank_model: Path | None = typer.Option(None, "--rerank-model", metavar="DIR",
-                                             help="Local cross-encoder directory for rerank."),
-    resamples: int = resamples_option(),
+                                             help="Local cross-encoder directory for rerank.")
+    resamples: int = resamples_option()
     warmup: int = typer.Option(
         8, "--warmup", metavar="N", min=0,
         help="Search the first N queries, untimed, before timing each stage (0: no warm-up); "
-             "the warm-up's time is reported apart from the latency percentiles."),
+             "the warm-up's time is reported apart from the latency percentiles.")
     threads: int = typer.Option(
         1, "--threads", metavar="N", min=0,
         help="torch's intra-op threads while stages are timed one query at a time "
-             "(0: torch's own setting); recorded with the latencies and the machine load."),
-    seed: int = seed_option(),
-    test: TestChoice = test_option(),
+             "(0: torch's own setting); recorded with the latencies and the machine load.")
+    seed: int = seed_option()
+    test: TestChoice = test_option()
     alpha: float = alpha_option(help="Family-wise significance level of the stages' "
-                                     "comparison."),
-    correction: CorrectionChoice = correction_option(),
+                                     "comparison.")
+    correction: CorrectionChoice = correction_option()
     abstention_confidence: float = confidence_option(
         help="Confidence level of each stage's abstention-AUROC interval.",
-        flag="--abstention-confidence"),
+        flag="--abstention-confidence")
     evidence_depth: int = typer.Option(
         10, "--evidence-depth", metavar="N",
         help="Keep each stage's first N results per query in the report, with the query text "
              "and the gold (0: none). Past 200,000 ids, a report file keeps them in a sidecar "
-             "NAME.evidence.json beside it."),
+             "NAME.evidence.json beside it.")
     output: Path | None = typer.Option(None, "-o", "--output", metavar="PATH",
                                        help=f"Also write the report here (always written to "
-                                            f"{DEFAULT_OUTPUT}); - is standard output."),
-    html_out: Path | None = html_option(),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and do nothing else."),
-    quiet: bool = quiet_option(),
-    fmt: EvalFormat = typer.Option("table", "--format", "-f", help="Output format."),
+                                            f"{DEFAULT_OUTPUT}); - is standard output.")
+    html_out: Path | None = html_option()
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and do nothing else.")
+    quiet: bool = quiet_option()
+    fmt: EvalFormat = typer.Option("table", "--format", "-f", help="Output format.")
     detail: bool = typer.Option(False, "--detail",
                                 help="List every verdict row (the rows with no detectable "
-                                     "difference are otherwise folded into one per measure)."),
-    force: bool = force_option(),
-    engine: EngineOption = "local",
-    address: AddressOption = None,
-    workers: WorkersOption = None,
-    history: str | None = history_option(),
+                                     "difference are otherwise folded into one per measure).")
+    force: bool = force_option()
+    engine: EngineOption = "local"
+    address: AddressOption = None
+    workers: WorkersOption = None
+    history: str | None = history_option()
     synthesis: Path | None = typer.Option(
         None, "--synthesis", metavar="PROVIDER.yaml",
         help="Generate one answer per answerable judged query from the best stage's top "
              "passages through this chat provider, score it (grounding, citations) and keep "
-             "it in the report's synthesis field (docs/providers.md)."),
+             "it in the report's synthesis field (docs/providers.md).")
     synthesis_k: int = typer.Option(5, "--synthesis-k", metavar="K",
-                                    help="Passages per synthesized answer."),
+                                    help="Passages per synthesized answer.")
     synthesis_prompt: Path | None = typer.Option(
         None, "--synthesis-prompt", metavar="FILE",
         help="Replace the synthesis prompt template (it must hold {query} and {passages}); "
-             "recorded by digest."),
+             "recorded by digest.")
     judge: Path | None = typer.Option(None, "--judge", metavar="JUDGE.yaml",
                                       help="With --synthesis: judge each answer (advisory "
-                                           "until calibrated)."),
+                                           "until calibrated).")
     synthesis_references: Path | None = typer.Option(
         None, "--synthesis-references", metavar="REFS.jsonl",
         help="With --synthesis: reference answers (JSONL query_id, answers) for every "
-             "answerable query, so the answer metrics score the synthesized answers too."),
+             "answerable query, so the answer metrics score the synthesized answers too.")
     echo_check: bool = typer.Option(
         False, "--echo-check", help="With --synthesis: run the planted-marker citation-echo "
                                     "check first and refuse a provider that fails it (its "
-                                    "own artifact: evals/results/echo-latest.json)."),
-) -> None:
+                                    "own artifact: evals/results/echo-latest.json).")
+
+
+@app.command("eval")
+@error_boundary
+@takes(EvalArgs)
+def eval_command(a: EvalArgs) -> None:
     """Run BM25 / dense / fusion / rerank over a corpus and compare each with BM25."""
-    if corpus_dir is not None:  # grk eval's --corpus-dir: the same argument, one value
-        if corpus is not None and corpus != corpus_dir:
-            raise typer.BadParameter(f"CORPUS_DIR {corpus} and --corpus-dir {corpus_dir} "
+    corpus = a.corpus
+    if a.corpus_dir is not None:  # grk eval's --corpus-dir: the same argument, one value
+        if a.corpus is not None and a.corpus != a.corpus_dir:
+            raise typer.BadParameter(f"CORPUS_DIR {a.corpus} and --corpus-dir {a.corpus_dir} "
                                      "name two corpora; give one", param_hint="--corpus-dir")
-        corpus = corpus_dir
-    outputs = _outputs(output)
-    adapted = find_adaptation(corpus) if corpus is not None and judgments is None else None
-    _guard(outputs, corpus, judgments or (adapted[1] if adapted else None), collection,
-           data_root, beir, split, force, html_out)
+        corpus = a.corpus_dir
+    outputs = _outputs(a.output)
+    adapted = find_adaptation(corpus) if corpus is not None and a.judgments is None else None
+    _guard(outputs, corpus, a.judgments or (adapted[1] if adapted else None), a.collection,
+           a.data_root, a.beir, a.split, a.force, a.html_out)
     # Document-level judgments (a collection's, BEIR's) are scored by document by default.
-    by_document = (collection is not None or beir is not None or adapted is not None
-                   or irds is not None)
-    gran = str(granularity) if granularity else ("document" if by_document else "chunk")
+    by_document = (a.collection is not None or a.beir is not None or adapted is not None
+                   or a.irds is not None)
+    gran = str(a.granularity) if a.granularity else ("document" if by_document else "chunk")
     config = EvalConfig(
-        stages=tuple(s.strip() for s in stages.split(",") if s.strip()),
-        measures=tuple(measures) if measures else DEFAULT_EVAL_MEASURES,
+        stages=tuple(s.strip() for s in a.stages.split(",") if s.strip()),
+        measures=tuple(a.measures) if a.measures else DEFAULT_EVAL_MEASURES,
         granularity=gran,  # type: ignore[arg-type]
-        chunk_size=chunk_size, overlap=overlap, embedder=str(embedder),  # type: ignore[arg-type]
-        embed_model=embed_model, dense_index=str(dense_index),
-        rerank_model=str(rerank_model) if rerank_model else None,
-        resamples=resamples, seed=seed, test=str(test), alpha=alpha,
-        correction=str(correction), abstention_confidence=abstention_confidence,
-        evidence_depth=evidence_depth,
+        chunk_size=a.chunk_size, overlap=a.overlap, embedder=str(a.embedder),  # type: ignore[arg-type]
+        embed_model=a.embed_model, dense_index=str(a.dense_index),
+        rerank_model=str(a.rerank_model) if a.rerank_model else None,
+        resamples=a.resamples, seed=a.seed, test=str(a.test), alpha=a.alpha,
+        correction=str(a.correction), abstention_confidence=a.abstention_confidence,
+        evidence_depth=a.evidence_depth,
     )
     config.check()
-    synth = _synthesis_setup(synthesis, synthesis_k, synthesis_prompt, judge, echo_check,
-                             synthesis_references)
-    inputs = _inputs(corpus, judgments, collection, data_root, beir, split, gran, chunk_size,
-                     overlap, irds)
+    synth = _synthesis_setup(a.synthesis, a.synthesis_k, a.synthesis_prompt, a.judge, a.echo_check,
+                             a.synthesis_references)
+    inputs = _inputs(corpus, a.judgments, a.collection, a.data_root, a.beir, a.split, gran,
+                     a.chunk_size, a.overlap, a.irds)
     console = make_console()
-    if dry_run:
-        print_table(console, _plan(inputs, config, [*outputs, *([html_out] if html_out else [])],
-                                   warmup, threads, synth))
+    if a.dry_run:
+        print_table(console, _plan(inputs, config,
+                                   [*outputs, *([a.html_out] if a.html_out else [])],
+                                   a.warmup, a.threads, synth))
         return
     # Each phase (indexing, searching per stage; evaluating) a stage of its own, and the
     # comparison's resamples counted.
-    with engine_from(engine, address, workers) as executor, shown_stages(quiet) as bar, \
+    with engine_from(a.engine, a.address, a.workers) as executor, shown_stages(a.quiet) as bar, \
             bar.steps() as say:
         report, comparison = run_experiment(
-            inputs, config, progress=say, warmup=warmup, threads=threads or None,
+            inputs, config, progress=say, warmup=a.warmup, threads=a.threads or None,
             executor=executor, resampling=say.counter("comparing the stages", "resamples"))
     if synth is not None:
-        report = _synthesized(report, inputs, synth, quiet)
-    report = report.stamped(inputs=_input_files(corpus, judgments or (adapted[1] if adapted
+        report = _synthesized(report, inputs, synth, a.quiet)
+    report = report.stamped(inputs=_input_files(corpus, a.judgments or (adapted[1] if adapted
                                                                       else None),
-                                                collection, data_root, beir, split, irds),
+                                                a.collection, a.data_root, a.beir, a.split, a.irds),
                             output=next((o for o in reversed(outputs) if str(o) != "-"), None))
 
     def render(evidence: Evidence | EvidenceSidecar | None, caveats: Sequence[str]) -> str:
@@ -407,10 +415,10 @@ def eval_command(
 
     text, sidecars = write_reports(outputs, report.evidence
                                    if isinstance(report.evidence, Evidence) else None, render)
-    record(history, [next((o for o in outputs if str(o) != "-"), None)])
-    if str(fmt) == "json":
+    record(a.history, [next((o for o in outputs if str(o) != "-"), None)])
+    if str(a.fmt) == "json":
         typer.echo(text, nl=False)
-    elif str(fmt) == "md":
+    elif str(a.fmt) == "md":
         if comparison is not None:
             # The answer first here too: stages × measures, then the per-measure detail.
             from rankproof.report.markdown import matrix_markdown
@@ -428,7 +436,7 @@ def eval_command(
             answer = eval_matrix(report)
             print_matrix(console, answer)
             console.print()
-            table, notes = verdicts_table(answer, detail=detail)
+            table, notes = verdicts_table(answer, detail=a.detail)
             print_table(console, table)
             for note in notes:
                 console.print(plain(note))
@@ -451,7 +459,7 @@ def eval_command(
         err_console.print(plain(f"evidence written beside it to {', '.join(map(str, sidecars))} "
                                 "(too large to keep inline)"))
     # The paths come last, the HTML (rendered from the JSON just written) after the JSON.
-    page = None if html_out is None else write_html(outputs[0], html_out)
+    page = None if a.html_out is None else write_html(outputs[0], a.html_out)
     err_console.print(plain(f"report written to {', '.join(map(str, outputs))}"))
     if page is not None:
         err_console.print(plain(f"HTML report written to {page}"))

@@ -34,6 +34,7 @@ from rankproof.cli._history import (
     record,
 )
 from rankproof.cli._outputs import STDIN, force_option, guard_outputs
+from rankproof.cli._requests import Request, takes
 from rankproof.cli._runs import choices
 from rankproof.cli._stat_options import (
     CorrectionChoice,
@@ -156,88 +157,93 @@ def _provenance(seed: int, checks: Path, report: Path | None, baseline: Path | N
                       output=json_out, scope=recorded_scope(report))
 
 
-@app.command("gate")
-@error_boundary
-def gate_command(
-    checks: Path = typer.Argument(..., metavar="CHECKS", help="Checks file (YAML)."),
+class GateArgs(Request):
+    """`gate_command`'s options, as one request (`rankproof.cli._requests.takes`)."""
+
+    checks: Path = typer.Argument(..., metavar="CHECKS", help="Checks file (YAML).")
     report: Path | None = typer.Option(None, "--report", "-r", metavar="PATH",
                                        help="What to check: a rankproof eval report, rankproof "
                                             "measure JSON (-f json) or a comparison (rankproof "
                                             "compare -o) — any rankproof JSON with per-query "
                                             f"values. Default {DEFAULT_REPORT}, unless "
-                                            "--target runs a service instead."),
+                                            "--target runs a service instead.")
     stage: str | None = typer.Option(None, "--stage", "--system", metavar="NAME",
                                      help="The report stage, measure run or comparison system "
                                           "to check (required when the file has several; a "
-                                          "comparison's one candidate is the default)."),
+                                          "comparison's one candidate is the default).")
     baseline: str | None = typer.Option(None, "--baseline", "-b", metavar="NAME|PATH",
                                         help="Baseline NAME (in --baseline-dir) or PATH (a "
                                              "baseline, or any file --report accepts), or a "
                                              "stored result: history:ID or "
-                                             "history:latest@BRANCH, for vs_baseline checks."),
+                                             "history:latest@BRANCH, for vs_baseline checks.")
     baseline_stage: str | None = typer.Option(
         None, "--baseline-stage", "--baseline-system", metavar="NAME",
         help="With --baseline PATH: its stage, run or system to compare with (default: the "
-             "comparison's baseline, the eval report's baseline stage, or its only run)."),
-    baseline_dir: Path = baseline_dir_option(),
+             "comparison's baseline, the eval report's baseline stage, or its only run).")
+    baseline_dir: Path = baseline_dir_option()
     plugins: list[str] | None = typer.Option(
         None, "--plugin", metavar="MODULE",
         help="Import MODULE (a dotted name importable from here, or a .py path) before the "
-             "checks run, so the metrics it registers can be checked. Repeatable."),
+             "checks run, so the metrics it registers can be checked. Repeatable.")
     junit: Path | None = typer.Option(None, "--junit", metavar="PATH",
-                                      help="Write JUnit XML here (- is standard output)."),
+                                      help="Write JUnit XML here (- is standard output).")
     markdown: Path | None = typer.Option(None, "--markdown", metavar="PATH",
                                          help="Write a Markdown summary here (also appended "
-                                              "to $GITHUB_STEP_SUMMARY when set)."),
+                                              "to $GITHUB_STEP_SUMMARY when set).")
     json_out: Path | None = typer.Option(None, "--json", metavar="PATH",
-                                         help="Write the verdict as JSON here."),
+                                         help="Write the verdict as JSON here.")
     fmt: GateFormat = typer.Option("table", "--format", "-f",
-                                   help="What to print on standard output."),
+                                   help="What to print on standard output.")
     test: TestChoice | None = test_option(
         None, "Paired test of the baseline checks (default: the checks file's test:, else "
-              f"{DEFAULT_TEST})."),
+              f"{DEFAULT_TEST}).")
     correction: CorrectionChoice | None = correction_option(
         None, "Correction across the baseline checks (default: the checks file's "
-              f"correction:, else {DEFAULT_CORRECTION})."),
+              f"correction:, else {DEFAULT_CORRECTION}).")
     resamples: int | None = resamples_option(
         None, "Resamples of the baseline checks (default: the checks file's resamples:, else "
-              f"{DEFAULT_RESAMPLES})."),
+              f"{DEFAULT_RESAMPLES}).")
     seed: int | None = seed_option(None, "Seed of the baseline checks (default: the checks "
-                                         f"file's seed:, else {DEFAULT_SEED})."),
-    force: bool = force_option(),
+                                         f"file's seed:, else {DEFAULT_SEED}).")
+    force: bool = force_option()
     history: str | None = history_option(
         "Record the verdict written by --json in the results history, and read a "
         "--baseline history:ID or history:latest@BRANCH from this store (a SQLite file, "
-        "postgresql://…, or 'default': $RANKPROOF_HISTORY, else .rankproof/history.db)."),
+        "postgresql://…, or 'default': $RANKPROOF_HISTORY, else .rankproof/history.db).")
     target: str | None = typer.Option(
         None, "--target", metavar="URL",
         help="Run this HTTP search service over --goldens and gate the run, instead of "
              "reading --report: POST {\"query\", \"id\"}, read {\"ids\": [...]}; one retry on "
-             "a 5xx or transport error."),
+             "a 5xx or transport error.")
     goldens: Path | None = typer.Option(None, "--goldens", metavar="PATH",
-                                        help="The golden cases (JSONL, YAML or CSV) for --target."),
+                                        help="The golden cases (JSONL, YAML or CSV) for --target.")
     target_name: str = typer.Option("target", "--target-name", metavar="NAME",
-                                    help="The target's name in the verdict."),
+                                    help="The target's name in the verdict.")
     max_concurrency: int = typer.Option(4, "--max-concurrency", min=1, metavar="N",
-                                        help="Requests in flight at once, across all workers."),
+                                        help="Requests in flight at once, across all workers.")
     timeout: float = typer.Option(10.0, "--timeout", min=0.001, metavar="S",
-                                  help="Seconds for each connect, read and write."),
+                                  help="Seconds for each connect, read and write.")
     deadline: float | None = typer.Option(None, "--deadline", min=0.001, metavar="S",
                                           help="Seconds for a whole call, retry included "
-                                               "(default twice --timeout)."),
+                                               "(default twice --timeout).")
     headers: list[str] | None = typer.Option(None, "--header", metavar="'NAME: VALUE'",
-                                             help="Sent with every request. Repeatable."),
+                                             help="Sent with every request. Repeatable.")
     shard_size: int = typer.Option(256, "--shard-size", min=1, metavar="N",
-                                   help="Cases per shard: the unit of work and of checkpoints."),
+                                   help="Cases per shard: the unit of work and of checkpoints.")
     resume: bool = typer.Option(False, "--resume",
                                 help="Continue an interrupted --target run from its checkpoint "
-                                     "(in the rankproof cache folder) instead of refusing it."),
+                                     "(in the rankproof cache folder) instead of refusing it.")
     quiet: bool = typer.Option(False, "--quiet", "--no-progress",
-                               help="No progress on standard error."),
-    engine: EngineOption = "local",
-    address: AddressOption = None,
-    workers: WorkersOption = None,
-) -> None:
+                               help="No progress on standard error.")
+    engine: EngineOption = "local"
+    address: AddressOption = None
+    workers: WorkersOption = None
+
+
+@app.command("gate")
+@error_boundary
+@takes(GateArgs)
+def gate_command(a: GateArgs) -> None:
     """Check a report against CHECKS: exit 0 pass, 1 a blocking check failed, 2 bad input.
 
     The report may be any rankproof JSON with per-query values: an eval report, rankproof
@@ -245,65 +251,62 @@ def gate_command(
     --goldens PATH the gate runs that service over the golden cases instead (resumable
     with --resume after an interruption).
     """
-    if target is None:
-        used = [flag for flag, on in (("--goldens", goldens is not None), ("--resume", resume),
-                                      ("--engine ray", str(engine) == "ray"),
-                                      ("--address", address is not None),
-                                      ("--workers", workers is not None)) if on]
+    if a.target is None:
+        used = [flag for flag, on in (("--goldens", a.goldens is not None), ("--resume", a.resume),
+                                      ("--engine ray", str(a.engine) == "ray"),
+                                      ("--address", a.address is not None),
+                                      ("--workers", a.workers is not None)) if on]
         if used:
             raise ConfigError(f"{', '.join(used)} only apply to a target run; give --target URL")
-    elif report is not None or stage is not None:
+    elif a.report is not None or a.stage is not None:
         raise ConfigError("--target runs a service; --report/--stage check a file: give one "
                           "or the other")
-    elif goldens is None:
+    elif a.goldens is None:
         raise ConfigError("--target needs --goldens PATH, the cases to run it on")
-    if target is None and report is None:
-        report = DEFAULT_REPORT
+    report = DEFAULT_REPORT if a.target is None and a.report is None else a.report
+    baseline = a.baseline
     source = None
     if is_history_ref(baseline):  # a stored result: read from the history into a temp file
-        baseline = materialize(str(baseline), history)
+        baseline = materialize(str(baseline), a.history)
         source = history_source(baseline)
-    guard_outputs([(junit, None), (markdown, None), (json_out, "rankproof.gate")],
-                  [report if target is None else goldens, checks,
-                   _baseline_file(baseline, baseline_dir)], force=force)
-    for module in plugins or ():
+    guard_outputs([(a.junit, None), (a.markdown, None), (a.json_out, "rankproof.gate")],
+                  [report if a.target is None else a.goldens, a.checks,
+                   _baseline_file(baseline, a.baseline_dir)], force=a.force)
+    for module in a.plugins or ():
         import_plugin(module)
-    if goldens is not None:
+    if a.goldens is not None:
         from rankproof.targets import load_goldens
 
-        cases = load_goldens(goldens)
-        spec = load_checks(checks, known_case_ids=cases.ids())
+        cases = load_goldens(a.goldens)
+        spec = load_checks(a.checks, known_case_ids=cases.ids())
     else:
-        result = load_result(report or DEFAULT_REPORT, stage)
-        spec = load_checks(checks, known_case_ids=result.case_ids)
-    spec = spec.with_stats(test=None if test is None else str(test),
-                           correction=None if correction is None else str(correction),
-                           resamples=resamples, seed=seed)
+        result = load_result(report or DEFAULT_REPORT, a.stage)
+        spec = load_checks(a.checks, known_case_ids=result.case_ids)
+    spec = spec.with_stats(test=None if a.test is None else str(a.test),
+                           correction=None if a.correction is None else str(a.correction),
+                           resamples=a.resamples, seed=a.seed)
     base = None
     if baseline is not None:
-        base = load_baseline_input(baseline, baseline_dir, stage=baseline_stage)
-    elif baseline_stage is not None:
+        base = load_baseline_input(baseline, a.baseline_dir, stage=a.baseline_stage)
+    elif a.baseline_stage is not None:
         raise ConfigError("--baseline-stage chooses within --baseline PATH; give --baseline")
     ran = None
-    if target is not None and goldens is not None:
+    if a.target is not None and a.goldens is not None:
         from rankproof.cli._gate_target import run_target_gate
 
-        verdict, _result, ran = run_target_gate(
-            spec, base, cases, url=target, name=target_name, max_concurrency=max_concurrency,
-            timeout=timeout, deadline=deadline, headers=headers, shard_size=shard_size,
-            resume=resume, engine=str(engine), address=address, workers=workers, quiet=quiet)
+        verdict, _result, ran = run_target_gate(spec, base, cases, a)
     else:
         verdict = run_gate(spec, result, base)
-    block = _provenance(verdict.seed, checks, report,
-                        None if source else _baseline_file(baseline, baseline_dir), json_out,
-                        goldens, ran)
+    block = _provenance(verdict.seed, a.checks, report,
+                        None if source else _baseline_file(baseline, a.baseline_dir), a.json_out,
+                        a.goldens, ran)
     if source:  # the stored result, not the temporary file it was read through
         block["baseline_history"] = source
     verdict = dataclasses.replace(verdict, provenance=block)
-    render(verdict, str(fmt))
-    for line in write_outputs(verdict, junit, markdown, json_out):
+    render(verdict, str(a.fmt))
+    for line in write_outputs(verdict, a.junit, a.markdown, a.json_out):
         err_console.print(plain(f"wrote {line}"))
-    if json_out is not None:
-        record(history, [json_out])
+    if a.json_out is not None:
+        record(a.history, [a.json_out])
     if not verdict.passed:
         raise typer.Exit(EXIT_FAILED)

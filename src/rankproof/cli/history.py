@@ -20,6 +20,7 @@ from rankproof._io import atomic_write
 from rankproof.cli._app import app, error_boundary, print_note
 from rankproof.cli._history import branch_default, store_option, store_url
 from rankproof.cli._outputs import force_option, guard_outputs
+from rankproof.cli._requests import Request, takes
 from rankproof.cli._runs import choices
 from rankproof.cli._stat_options import (
     CorrectionChoice,
@@ -169,42 +170,47 @@ def _stats(test: Any, alpha: float, correction: Any, resamples: int, seed: int
                                     resamples=resamples, seed=seed)}
 
 
-@history_app.command("trend")
-@error_boundary
-def trend_command(
-    measure: str = typer.Option(..., "--measure", "-m", metavar="MEASURE"),
-    run: str | None = typer.Option(None, "--run", metavar="NAME"),
-    branch: str | None = typer.Option(None, "--branch", metavar="NAME"),
+class TrendArgs(Request):
+    """`trend_command`'s options, as one request (`rankproof.cli._requests.takes`)."""
+
+    measure: str = typer.Option(..., "--measure", "-m", metavar="MEASURE")
+    run: str | None = typer.Option(None, "--run", metavar="NAME")
+    branch: str | None = typer.Option(None, "--branch", metavar="NAME")
     last: int = typer.Option(50, "--last", metavar="N", min=1,
                              help="The newest N results (their N-1 steps are tested and "
-                                  "corrected together)."),
+                                  "corrected together).")
     output: Path | None = typer.Option(None, "--output", "-o", metavar="FIG",
-                                       help="Also write the figure (SVG) here."),
-    fmt: ListFormat = typer.Option("table", "--format", "-f", help="Output format."),
-    test: TestChoice = test_option(help="Paired test per step."),
-    alpha: float = alpha_option(help="Family-wise level across the trend."),
+                                       help="Also write the figure (SVG) here.")
+    fmt: ListFormat = typer.Option("table", "--format", "-f", help="Output format.")
+    test: TestChoice = test_option(help="Paired test per step.")
+    alpha: float = alpha_option(help="Family-wise level across the trend.")
     correction: CorrectionChoice = correction_option(help="Correction across the trend's "
-                                                          "steps."),
-    resamples: int = resamples_option(),
-    seed: int = seed_option(),
-    force: bool = force_option(),
-    history: str | None = store_option(),
-) -> None:
+                                                          "steps.")
+    resamples: int = resamples_option()
+    seed: int = seed_option()
+    force: bool = force_option()
+    history: str | None = store_option()
+
+
+@history_app.command("trend")
+@error_boundary
+@takes(TrendArgs)
+def trend_command(a: TrendArgs) -> None:
     """A measure across stored results: each step better, worse, or no detectable
     difference by the paired test against the point before, corrected across the trend."""
     from rankproof.history import trend
     from rankproof.report.history import trend_rows, trend_svg
 
-    guard_outputs([(output, None)], [], force=force)
-    with _open(history) as store:
-        t = trend(store, measure, run=run, branch=branch, last=last,
-                  **_stats(test, alpha, correction, resamples, seed))
+    guard_outputs([(a.output, None)], [], force=a.force)
+    with _open(a.history) as store:
+        t = trend(store, a.measure, run=a.run, branch=a.branch, last=a.last,
+                  **_stats(a.test, a.alpha, a.correction, a.resamples, a.seed))
     data = t.to_dict()
-    if output is not None:
+    if a.output is not None:
         svg = trend_svg(data)
-        with atomic_write(output) as fh:
+        with atomic_write(a.output) as fh:
             fh.write(svg)
-    if str(fmt) == "json":
+    if str(a.fmt) == "json":
         _echo_json(data)
     else:
         cols = ("#", "commit", "created", "run", "n", "mean", "step", "Δ", "p", "p corrected")
@@ -212,8 +218,8 @@ def trend_command(
     if t.total > len(t.points):
         print_note(f"showing the newest {len(t.points)} of {t.total} results (--last)",
                    about="trend")
-    if output is not None:
-        make_console(stderr=True).print(plain(f"wrote {output}"))
+    if a.output is not None:
+        make_console(stderr=True).print(plain(f"wrote {a.output}"))
 
 
 @history_app.command("since")
@@ -245,35 +251,40 @@ def since_command(
                         f"(now {s.now:.4f})"))
 
 
+class HistoryCompareArgs(Request):
+    """`compare_command`'s options, as one request (`rankproof.cli._requests.takes`)."""
+
+    first: str = typer.Argument(..., metavar="ID1", help="The baseline result.")
+    second: str = typer.Argument(..., metavar="ID2", help="The candidate result.")
+    measures: list[str] | None = typer.Option(None, "--measure", "-m", metavar="MEASURE",
+                                              help="Default: every measure both hold.")
+    run: str | None = typer.Option(None, "--run", metavar="NAME",
+                                   help="The run of each result (when it has several).")
+    other_run: str | None = typer.Option(None, "--run2", metavar="NAME",
+                                         help="ID2's run, when it differs from --run.")
+    fmt: ListFormat = typer.Option("table", "--format", "-f", help="Output format.")
+    test: TestChoice = test_option()
+    alpha: float = alpha_option()
+    correction: CorrectionChoice = correction_option()
+    resamples: int = resamples_option()
+    seed: int = seed_option()
+    history: str | None = store_option()
+
+
 @history_app.command("compare")
 @error_boundary
-def compare_command(
-    first: str = typer.Argument(..., metavar="ID1", help="The baseline result."),
-    second: str = typer.Argument(..., metavar="ID2", help="The candidate result."),
-    measures: list[str] | None = typer.Option(None, "--measure", "-m", metavar="MEASURE",
-                                              help="Default: every measure both hold."),
-    run: str | None = typer.Option(None, "--run", metavar="NAME",
-                                   help="The run of each result (when it has several)."),
-    other_run: str | None = typer.Option(None, "--run2", metavar="NAME",
-                                         help="ID2's run, when it differs from --run."),
-    fmt: ListFormat = typer.Option("table", "--format", "-f", help="Output format."),
-    test: TestChoice = test_option(),
-    alpha: float = alpha_option(),
-    correction: CorrectionChoice = correction_option(),
-    resamples: int = resamples_option(),
-    seed: int = seed_option(),
-    history: str | None = store_option(),
-) -> None:
+@takes(HistoryCompareArgs)
+def compare_command(a: HistoryCompareArgs) -> None:
     """A paired comparison of two stored results over the queries they share."""
     from rankproof.history import compare_results
     from rankproof.report.compare import comparison_tables
 
-    ms = [m for m in (_measure(x) for x in measures or ()) if m is not None]
-    with _open(history) as store:
+    ms = [m for m in (_measure(x) for x in a.measures or ()) if m is not None]
+    with _open(a.history) as store:
         c, _a, _b, left_out = compare_results(
-            store, first, second, measures=ms or None, run=run, other_run=other_run,
-            **_stats(test, alpha, correction, resamples, seed))
-    if str(fmt) == "json":
+            store, a.first, a.second, measures=ms or None, run=a.run, other_run=a.other_run,
+            **_stats(a.test, a.alpha, a.correction, a.resamples, a.seed))
+    if str(a.fmt) == "json":
         typer.echo(c.to_json())
     else:
         console = make_console()

@@ -14,6 +14,7 @@ from rankproof.cli._engine import AddressOption, EngineOption, WorkersOption, en
 from rankproof.cli._history import history_option, record
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._progress import quiet_option, stages
+from rankproof.cli._requests import Request, takes
 from rankproof.cli._runs import choices, write_output
 from rankproof.cli._stat_options import alpha_option, resamples_option, seed_option
 from rankproof.report.console import make_console, plain, print_table
@@ -75,52 +76,57 @@ def _llm_run(llm: Any, report: Any, arm: Any, refs: Any,
     return report, summary
 
 
-@rag_app.command("score")
-@error_boundary
-def score(
+class RagScoreArgs(Request):
+    """`score`'s options, as one request (`rankproof.cli._requests.takes`)."""
+
     answers: Path = typer.Argument(..., metavar="ANSWERS",
-                                   help="Answer file (JSONL: query_id, answer, contexts, …)."),
+                                   help="Answer file (JSONL: query_id, answer, contexts, …).")
     references: Path | None = typer.Option(
         None, "--references", metavar="REF", help="Reference answers (JSONL: query_id, "
-                                                  "answers). Needed by the answer metrics."),
+                                                  "answers). Needed by the answer metrics.")
     qrels: Path | None = typer.Option(None, "--qrels", metavar="QRELS",
                                       help="Judged passages: context relevance from judgments "
-                                           "instead of the lexical proxy."),
+                                           "instead of the lexical proxy.")
     metrics: list[str] | None = typer.Option(None, "-m", "--metric", metavar="METRIC",
                                              help="Metrics to compute (default: all RAG "
-                                                  "metrics). Repeatable."),
+                                                  "metrics). Repeatable.")
     judge: Path | None = typer.Option(None, "--judge", metavar="CONFIG",
                                       help="An LLM judge config (YAML): its score of each "
-                                           "answer becomes judge_score (advisory)."),
+                                           "answer becomes judge_score (advisory).")
     labels: Path | None = typer.Option(None, "--labels", metavar="HUMAN",
                                        help="With --judge: human labels (JSONL query_id, "
-                                            "label) for a judge-corrected (PPI) mean."),
+                                            "label) for a judge-corrected (PPI) mean.")
     repeat: int = typer.Option(1, "--repeat", metavar="N",
-                               help="With --judge: ask N times per answer (self-agreement)."),
+                               help="With --judge: ask N times per answer (self-agreement).")
     keep_citations: bool = typer.Option(
         False, "--keep-citations", help="Answer metrics read citation markers ([1]) as "
-                                        "answer words (default: stripped first)."),
+                                        "answer words (default: stripped first).")
     llm_metrics: str | None = typer.Option(
         None, "--llm-metrics", metavar="M1,M2",
         help="LLM-based metrics through --provider: faithfulness, answer_relevancy, "
              "context_precision, context_recall (the last two need --references; "
-             "docs/providers.md). Advisory."),
+             "docs/providers.md). Advisory.")
     provider_file: Path | None = typer.Option(None, "--provider", metavar="PROVIDER.yaml",
-                                              help="The provider of --llm-metrics."),
+                                              help="The provider of --llm-metrics.")
     llm_labels: Path | None = typer.Option(
         None, "--llm-labels", metavar="HUMAN",
         help="With --llm-metrics: human labels (JSONL query_id, metric, label in [0, 1]) for "
-             "a prediction-powered (PPI++) mean of each labelled metric."),
-    fmt: RagFormat = typer.Option("table", "--format", "-f", help="Output format."),
+             "a prediction-powered (PPI++) mean of each labelled metric.")
+    fmt: RagFormat = typer.Option("table", "--format", "-f", help="Output format.")
     output: Path | None = typer.Option(None, "-o", "--output", "--json", metavar="PATH",
-                                       help="Also write the report as JSON here."),
-    history: str | None = history_option(),
-    force: bool = force_option(),
-    engine: EngineOption = "local",
-    address: AddressOption = None,
-    workers: WorkersOption = None,
-    quiet: bool = quiet_option(),
-) -> None:
+                                       help="Also write the report as JSON here.")
+    history: str | None = history_option()
+    force: bool = force_option()
+    engine: EngineOption = "local"
+    address: AddressOption = None
+    workers: WorkersOption = None
+    quiet: bool = quiet_option()
+
+
+@rag_app.command("score")
+@error_boundary
+@takes(RagScoreArgs)
+def score(a: RagScoreArgs) -> None:
     """Score one answer file: answer metrics, grounding, citations, the triad (per case)."""
     from rankproof.rag import (
         DEFAULT_METRICS,
@@ -131,66 +137,67 @@ def score(
         score_answers,
     )
 
-    if labels is not None and judge is None:
+    if a.labels is not None and a.judge is None:
         raise typer.BadParameter("--labels needs --judge")
-    if history is not None and output is None:
+    if a.history is not None and a.output is None:
         raise InputError("--history records the report this command writes: give -o PATH")
-    guard_outputs([(output, "rankproof.rag")],
-                  [answers, references, qrels, judge, labels, llm_labels], force=force)
-    the_judge = None if judge is None else load_judge(judge)
-    human = (None if labels is None or the_judge is None
-             else load_labels(labels, the_judge.identity.scale))
-    arm = load_answers(answers)
-    refs = None if references is None else load_references(references)
-    llm = _llm_setup(llm_metrics, provider_file, refs is not None)
-    if llm_labels is not None and llm is None:
+    guard_outputs([(a.output, "rankproof.rag")],
+                  [a.answers, a.references, a.qrels, a.judge, a.labels, a.llm_labels],
+                  force=a.force)
+    the_judge = None if a.judge is None else load_judge(a.judge)
+    human = (None if a.labels is None or the_judge is None
+             else load_labels(a.labels, the_judge.identity.scale))
+    arm = load_answers(a.answers)
+    refs = None if a.references is None else load_references(a.references)
+    llm = _llm_setup(a.llm_metrics, a.provider_file, refs is not None)
+    if a.llm_labels is not None and llm is None:
         raise typer.BadParameter("--llm-labels needs --llm-metrics")
     from rankproof.rag import load_metric_labels
 
-    metric_labels = None if llm_labels is None else load_metric_labels(llm_labels)
-    chosen = tuple(metrics) if metrics else DEFAULT_METRICS
-    if refs is None and not metrics:
+    metric_labels = None if a.llm_labels is None else load_metric_labels(a.llm_labels)
+    chosen = tuple(a.metrics) if a.metrics else DEFAULT_METRICS
+    if refs is None and not a.metrics:
         from rankproof.rag import ANSWER_METRICS
 
         chosen = tuple(m for m in DEFAULT_METRICS if m not in ANSWER_METRICS)
         print_note("no --references: the answer metrics (exact match, token-F1, ROUGE-L, BLEU) "
               "are left out")
     engine_info = None
-    with stages(quiet) as bar:
+    with stages(a.quiet) as bar:
         if the_judge is None:
             with bar.stage(f"scoring {len(arm.rows):,} answer(s)"):
-                report = score_answers(arm, refs, qrels=_qrels(qrels), metrics=chosen,
-                                       repeat=repeat, labels=human,
-                                       strip_citations=not keep_citations)
+                report = score_answers(arm, refs, qrels=_qrels(a.qrels), metrics=chosen,
+                                       repeat=a.repeat, labels=human,
+                                       strip_citations=not a.keep_citations)
         else:  # the judge's calls are the engine's tasks (they wait on its server: kind "io")
-            with engine_from(engine, address, workers) as executor, bar.stage(
-                    f"scoring {len(arm.rows):,} answer(s), with {len(arm.rows) * repeat:,} "
+            with engine_from(a.engine, a.address, a.workers) as executor, bar.stage(
+                    f"scoring {len(arm.rows):,} answer(s), with {len(arm.rows) * a.repeat:,} "
                     "judge call(s)"):
                 engine_info = executor.describe()
-                report = score_answers(arm, refs, qrels=_qrels(qrels), metrics=chosen,
-                                       judge=the_judge, repeat=repeat, labels=human,
-                                       executor=executor, strip_citations=not keep_citations)
+                report = score_answers(arm, refs, qrels=_qrels(a.qrels), metrics=chosen,
+                                       judge=the_judge, repeat=a.repeat, labels=human,
+                                       executor=executor, strip_citations=not a.keep_citations)
         llm_summary = None
         if llm is not None:
             with bar.stage(f"LLM metrics over {len(arm.rows):,} answer(s)"):
                 report, llm_summary = _llm_run(llm, report, arm, refs, metric_labels)
-    prov = _provenance(0, {"answers": answers, "references": references, "qrels": qrels,
-                           "provider": provider_file, "llm_labels": llm_labels}, output)
+    prov = _provenance(0, {"answers": a.answers, "references": a.references, "qrels": a.qrels,
+                           "provider": a.provider_file, "llm_labels": a.llm_labels}, a.output)
     if engine_info is not None:
         prov["engine"] = engine_info
     doc = {**report.to_dict(), "provenance": prov}
     if llm_summary is not None:
         doc["llm_metrics"] = llm_summary
-    if output is not None:
-        write_output(output, json.dumps(doc, indent=2, allow_nan=False) + "\n")
-    record(history, [output])
-    if fmt == "json":
+    if a.output is not None:
+        write_output(a.output, json.dumps(doc, indent=2, allow_nan=False) + "\n")
+    record(a.history, [a.output])
+    if a.fmt == "json":
         typer.echo(json.dumps(doc, indent=2, allow_nan=False))
     else:
         means = report.means
         rows = [(m, f"{means[m]:.4f}" if m in means else "—",
                  str(len(report.values(m)))) for m in report.metrics]
-        if fmt == "md":
+        if a.fmt == "md":
             typer.echo(f"### {report.name}: {report.n} answers\n\n| metric | mean | n |\n"
                        "|---|---:|---:|")
             for r in rows:
@@ -268,33 +275,38 @@ def calibrate_judge(
                f"{cal.accuracy:.3f} over {cal.n} labelled case(s); written to {output}")
 
 
-@rag_app.command("compare")
-@error_boundary
-def compare(
+class RagCompareArgs(Request):
+    """`compare`'s options, as one request (`rankproof.cli._requests.takes`)."""
+
     arms: list[Path] = typer.Argument(..., metavar="ANSWERS...",
                                       help="Two or more answer files over the same queries; the "
-                                           "first is the baseline."),
+                                           "first is the baseline.")
     references: Path | None = typer.Option(None, "--references", metavar="REF",
-                                           help="Reference answers (needed by answer metrics)."),
+                                           help="Reference answers (needed by answer metrics).")
     qrels: Path | None = typer.Option(None, "--qrels", metavar="QRELS",
-                                      help="Judged passages for context relevance."),
+                                      help="Judged passages for context relevance.")
     metrics: list[str] | None = typer.Option(None, "-m", "--metric", metavar="METRIC",
                                              help="Metrics to compare (default: all). "
-                                                  "Repeatable."),
+                                                  "Repeatable.")
     allow_arm_mismatch: bool = typer.Option(
         False, "--allow-arm-mismatch",
-        help="Compare arms whose manifests differ in prompt, checkpoint or decoding (stamped)."),
-    alpha: float = alpha_option(),
-    resamples: int = resamples_option(help="Resamples."),
-    seed: int = seed_option(help="Seed of the randomization test (recorded)."),
-    fmt: RagFormat = typer.Option("table", "--format", "-f", help="Output format."),
+        help="Compare arms whose manifests differ in prompt, checkpoint or decoding (stamped).")
+    alpha: float = alpha_option()
+    resamples: int = resamples_option(help="Resamples.")
+    seed: int = seed_option(help="Seed of the randomization test (recorded).")
+    fmt: RagFormat = typer.Option("table", "--format", "-f", help="Output format.")
     output: Path | None = typer.Option(None, "-o", "--output", "--json", metavar="PATH",
-                                       help="Also write the comparison as JSON here."),
-    history: str | None = history_option(),
+                                       help="Also write the comparison as JSON here.")
+    history: str | None = history_option()
     fail_on_regression: bool = typer.Option(
-        False, "--fail-on-regression", help="Exit 1 when an arm is significantly worse."),
-    force: bool = force_option(),
-) -> None:
+        False, "--fail-on-regression", help="Exit 1 when an arm is significantly worse.")
+    force: bool = force_option()
+
+
+@rag_app.command("compare")
+@error_boundary
+@takes(RagCompareArgs)
+def compare(a: RagCompareArgs) -> None:
     """Is each arm better, worse, or not detectably different from the first, per metric?"""
     from rankproof.rag import (
         ANSWER_METRICS,
@@ -304,30 +316,31 @@ def compare(
         load_references,
     )
 
-    if history is not None and output is None:
+    if a.history is not None and a.output is None:
         raise InputError("--history records the comparison this command writes: give -o PATH")
-    guard_outputs([(output, "rankproof.comparison")], [*arms, references, qrels], force=force)
-    files = [load_answers(a) for a in arms]
-    refs = None if references is None else load_references(references)
-    chosen = tuple(metrics) if metrics else (
+    guard_outputs([(a.output, "rankproof.comparison")], [*a.arms, a.references, a.qrels],
+                  force=a.force)
+    files = [load_answers(arm) for arm in a.arms]
+    refs = None if a.references is None else load_references(a.references)
+    chosen = tuple(a.metrics) if a.metrics else (
         DEFAULT_METRICS if refs is not None
         else tuple(m for m in DEFAULT_METRICS if m not in ANSWER_METRICS))
-    result, _ = compare_arms(files, refs, qrels=_qrels(qrels), metrics=chosen,
-                             allow_arm_mismatch=allow_arm_mismatch, alpha=alpha,
-                             resamples=resamples, seed=seed)
-    inputs: dict[str, Path | None] = {f"arm{i}": a for i, a in enumerate(arms)}
-    inputs.update(references=references, qrels=qrels)
-    text = json.dumps({**result.to_dict(), "provenance": _provenance(seed, inputs, output),
+    result, _ = compare_arms(files, refs, qrels=_qrels(a.qrels), metrics=chosen,
+                             allow_arm_mismatch=a.allow_arm_mismatch, alpha=a.alpha,
+                             resamples=a.resamples, seed=a.seed)
+    inputs: dict[str, Path | None] = {f"arm{i}": a for i, a in enumerate(a.arms)}
+    inputs.update(references=a.references, qrels=a.qrels)
+    text = json.dumps({**result.to_dict(), "provenance": _provenance(a.seed, inputs, a.output),
                        "manifests": {f.name: None if f.manifest is None else f.manifest.to_dict()
                                      for f in files}}, indent=2, allow_nan=False)
-    if output is not None:
-        write_output(output, text + "\n")
-    record(history, [output])
-    if fmt == "json":
+    if a.output is not None:
+        write_output(a.output, text + "\n")
+    record(a.history, [a.output])
+    if a.fmt == "json":
         typer.echo(text)
     else:
         from rankproof.cli.compare import _print_comparison  # the one comparison printer
 
-        _print_comparison(result, str(fmt))
-    if fail_on_regression and result.regressions:
+        _print_comparison(result, str(a.fmt))
+    if a.fail_on_regression and result.regressions:
         raise typer.Exit(EXIT_FAILED)
