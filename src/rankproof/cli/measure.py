@@ -165,14 +165,14 @@ def _relstring_texts(asked: tuple[str, int] | None, qrels: Qrels, loaded: list[R
     if not loaded:
         _, loaded = load_runs(None, runs, names=names, dedupe=dedupe,
                               allow_extra_columns=allow_extra_columns)
-        loaded = _trec_eval_runs(qrels, loaded, max_retrieved, judged_only)
+        loaded = _trec_eval_runs(qrels, loaded, EvalOptions(max_retrieved=max_retrieved,
+                                                            judged_only=judged_only))
     return [(asked[0], dict(relstrings(run, qrels, asked[1]))) for run in loaded]
 
 
-def _trec_eval_runs(qrels: Qrels, runs: list[Run], max_retrieved: int | None,
-                    judged_only: bool) -> list[Run]:
-    """Apply trec_eval's -M and -J to every run (refusing a run they leave empty)."""
-    options = EvalOptions(max_retrieved=max_retrieved, judged_only=judged_only)
+def _trec_eval_runs(qrels: Qrels, runs: list[Run], options: EvalOptions) -> list[Run]:
+    """Apply trec_eval's -M and -J to every run, in ``options``' order (refusing a run they
+    leave empty)."""
     return [trec_eval_limited(run, qrels, options) for run in runs]
 
 
@@ -282,8 +282,7 @@ def measure(a: MeasureArgs) -> None:
                                          subtopics=a.subtopics)
         assert loaded_qrels is not None
         qrels_obj = loaded_qrels
-        loaded = _trec_eval_runs(qrels_obj, loaded, a.options.max_retrieved,
-                                 a.options.judged_only)
+        loaded = _trec_eval_runs(qrels_obj, loaded, a.options)
         computed = [evaluate(qrels_obj, run, selected, **a.options.keywords())
                     for run in loaded]
     results: list[PerQuery] = [

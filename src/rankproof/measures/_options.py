@@ -112,4 +112,4 @@ class EvalOptions:
         from rankproof.measures._treceval import trec_eval_run
 
         return trec_eval_run(run, qrels, max_retrieved=self.max_retrieved,
-                             judged_only=self.judged_only)
+                             judged_only=self.judged_only, order=self.order)

@@ -31,7 +31,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rankproof._errors import InputError
-from rankproof.data import Qrels, Run, arrow_indices, ranked_order, to_numpy, to_numpy_filled
+from rankproof.data import (
+    Order,
+    Qrels,
+    Run,
+    arrow_indices,
+    ranked_order,
+    to_numpy,
+    to_numpy_filled,
+)
 from rankproof.measures._measure import Measure, parse
 from rankproof.measures._names import (
     STRING_MEASURES,
@@ -253,18 +261,22 @@ def _explain_bad_params(name: str, given: str) -> None:
 
 
 def trec_eval_run(run: Run, qrels: Qrels, *, max_retrieved: int | None = None,
-                  judged_only: bool = False) -> Run | None:
+                  judged_only: bool = False, order: Order = "score") -> Run | None:
     """The run trec_eval evaluates under ``-M max_retrieved`` and ``-J``; None when empty.
 
-    ``-M``: only the first ``max_retrieved`` documents of each topic, in
-    trec_eval's rank order (score descending, ties by docid descending).
-    ``-J``: then only documents judged 0 or more for the topic (unjudged and
-    unpooled ones removed, ranks closing up). Neither changes the topic set:
-    a topic whose documents are all removed is evaluated with none retrieved.
+    ``-M``: only the first ``max_retrieved`` documents of each topic, in the ranking
+    ``order`` gives (trec_eval's: score descending, ties by docid descending; or the run's
+    rank column). ``-J``: then only documents judged 0 or more for the topic (unjudged
+    and unpooled ones removed, ranks closing up). Neither changes the topic set: a topic
+    whose documents are all removed is evaluated with none retrieved.
+
+    Under ``order="rank"`` the rank column is checked as the run gave it, and the kept
+    rows' ranks are numbered again from 1 in that order: the order is the run's, and the
+    ranks stay distinct and contiguous once ``-J`` has removed documents.
     """
     if max_retrieved is None and not judged_only:
         return run
-    ranking = ranked_order(run)
+    ranking = ranked_order(run, order)
     rows = ranking.row_ids(len(run))
     if max_retrieved is not None:
         rows = rows[ranking.positions < max(max_retrieved, 0)]
@@ -273,10 +285,15 @@ def trec_eval_run(run: Run, qrels: Qrels, *, max_retrieved: int | None = None,
     if not len(rows):
         return None
     take = arrow_indices(rows)
+    ranks = None if run.ranks is None else run.ranks[rows]
+    if order == "rank" and ranks is not None:
+        codes = run.qid_codes[rows]  # rows are in ranked order, grouped by topic
+        starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+        lengths = np.diff(np.concatenate((starts, [len(rows)])))
+        ranks = (np.arange(len(rows)) - np.repeat(starts, lengths) + 1).astype(ranks.dtype)
     return Run.from_columns(
         run.qid_vocab.take(pa.array(run.qid_codes[rows])), run.docids.take(take),
-        run.scores[rows], None if run.ranks is None else run.ranks[rows],
-        name=run.name, tag=run.tag, source=run.source)
+        run.scores[rows], ranks, name=run.name, tag=run.tag, source=run.source)
 
 
 def _judged_mask(run: Run, qrels: Qrels, rows: np.ndarray) -> np.ndarray:
