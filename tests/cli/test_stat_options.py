@@ -74,6 +74,29 @@ def test_gate_checks_file_test_key_and_the_option_overrides_it(measured: dict[st
     assert r.exit_code == 2 and "test" in r.output
 
 
+def test_gate_alpha_sets_the_level_of_checks_without_their_own(measured: dict[str, Path],
+                                                                tmp_path: Path) -> None:
+    r = _gate(measured, "--alpha", "0.2")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["checks"][0]["comparison"]["alpha"] == 0.2
+    own = tmp_path / "own.yaml"
+    own.write_text(CHECKS + "    alpha: 0.01\n")
+    r = _gate(measured, "--alpha", "0.2", checks=own)
+    assert json.loads(r.stdout)["checks"][0]["comparison"]["alpha"] == 0.01
+    assert json.loads(_gate(measured).stdout)["checks"][0]["comparison"]["alpha"] == 0.05
+    r = _gate(measured, "--alpha", "1.5")
+    assert r.exit_code == 2 and "alpha" in r.output
+
+
+def test_gate_writes_its_verdict_with_o_as_every_command_does(measured: dict[str, Path],
+                                                              tmp_path: Path) -> None:
+    for flag in ("-o", "--output", "--json"):
+        out = tmp_path / f"verdict{flag}.json"
+        r = _gate(measured, flag, str(out))
+        assert r.exit_code == 0, r.output
+        assert json.loads(out.read_text())["kind"] == "rankproof.gate"
+
+
 def test_gate_refuses_too_few_resamples_from_the_command_line(
         measured: dict[str, Path]) -> None:
     r = _gate(measured, "--resamples", "10")

@@ -39,6 +39,7 @@ from rankproof.cli._runs import choices
 from rankproof.cli._stat_options import (
     CorrectionChoice,
     TestChoice,
+    alpha_option,
     correction_option,
     resamples_option,
     seed_option,
@@ -57,7 +58,13 @@ from rankproof.gate import (
 from rankproof.report.console import make_console, plain, print_table
 from rankproof.report.gate import verdict_lines, verdict_markdown, verdict_table
 from rankproof.report.junit import verdict_junit
-from rankproof.stats import DEFAULT_CORRECTION, DEFAULT_RESAMPLES, DEFAULT_SEED, DEFAULT_TEST
+from rankproof.stats import (
+    DEFAULT_ALPHA,
+    DEFAULT_CORRECTION,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    DEFAULT_TEST,
+)
 
 DEFAULT_REPORT = Path("evals/results/latest.json")
 FORMATS = ("table", "json", "md", "junit")
@@ -190,8 +197,9 @@ class GateArgs(Request):
     markdown: Path | None = typer.Option(None, "--markdown", metavar="PATH",
                                          help="Write a Markdown summary here (also appended "
                                               "to $GITHUB_STEP_SUMMARY when set).")
-    json_out: Path | None = typer.Option(None, "--json", metavar="PATH",
-                                         help="Write the verdict as JSON here.")
+    json_out: Path | None = typer.Option(None, "-o", "--output", "--json", metavar="PATH",
+                                         help="Write the verdict as JSON here (--json is "
+                                              "the older spelling).")
     fmt: GateFormat = typer.Option("table", "--format", "-f",
                                    help="What to print on standard output.")
     test: TestChoice | None = test_option(
@@ -205,6 +213,9 @@ class GateArgs(Request):
               f"{DEFAULT_RESAMPLES}).")
     seed: int | None = seed_option(None, "Seed of the baseline checks (default: the checks "
                                          f"file's seed:, else {DEFAULT_SEED}).")
+    alpha: float | None = alpha_option(
+        None, "Level of every baseline check that sets no alpha: of its own (default: "
+              f"{DEFAULT_ALPHA}).")
     force: bool = force_option()
     history: str | None = history_option(
         "Record the verdict written by --json in the results history, and read a "
@@ -284,7 +295,7 @@ def gate_command(a: GateArgs) -> None:
         spec = load_checks(a.checks, known_case_ids=result.case_ids)
     spec = spec.with_stats(test=None if a.test is None else str(a.test),
                            correction=None if a.correction is None else str(a.correction),
-                           resamples=a.resamples, seed=a.seed)
+                           resamples=a.resamples, seed=a.seed, alpha=a.alpha)
     base = None
     if baseline is not None:
         base = load_baseline_input(baseline, a.baseline_dir, stage=a.baseline_stage)

@@ -248,13 +248,22 @@ class ChecksFile(BaseModel):
                             resamples=self.resamples, seed=self.seed)
 
     def with_stats(self, *, test: str | None = None, correction: str | None = None,
-                   resamples: int | None = None, seed: int | None = None) -> ChecksFile:
+                   resamples: int | None = None, seed: int | None = None,
+                   alpha: float | None = None) -> ChecksFile:
         """A copy with the given statistics settings in place of the file's (``rankproof
-        gate --test/--correction/--resamples/--seed``; None keeps the file's), checked as
-        the file's own keys are: `InputError` naming the setting, `ConfigError` for fewer
-        than `MIN_RESAMPLES` resamples or a cost over the bounds."""
+        gate --test/--correction/--resamples/--seed/--alpha``; None keeps the file's),
+        checked as the file's own keys are: `InputError` naming the setting, `ConfigError`
+        for fewer than `MIN_RESAMPLES` resamples or a cost over the bounds. ``alpha`` is the
+        level of every baseline check that sets no ``alpha`` of its own."""
         given = {k: v for k, v in (("test", test), ("correction", correction),
                                    ("resamples", resamples), ("seed", seed)) if v is not None}
+        if alpha is not None:
+            self.stats.replace(alpha=alpha)  # refused as StatSettings refuses it
+            checks = tuple(c.model_copy(update={"alpha": alpha})
+                           if c.kind == "vs_baseline" and c.alpha is None else c
+                           for c in self.checks)
+            return self.model_copy(update={"checks": checks}).with_stats(
+                test=test, correction=correction, resamples=resamples, seed=seed)
         if not given:
             return self
         stats = self.stats.replace(**given)
