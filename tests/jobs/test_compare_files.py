@@ -55,3 +55,13 @@ def test_the_evidence_says_which_topics_have_no_text() -> None:
 def test_one_run_is_not_a_comparison() -> None:
     with pytest.raises(InputError, match="baseline and at least one candidate"):
         _request(runs=RUNS[:1])
+
+
+def test_m_and_j_reach_the_comparison_and_are_said() -> None:
+    from rankproof.measures import EvalOptions
+
+    limited = compare_files(_request(options=EvalOptions(max_retrieved=2))).comparison
+    plain = compare_files(_request()).comparison
+    assert [r.result.mean_a for r in limited.rows] != [r.result.mean_a for r in plain.rows]
+    assert any("only the first 2 documents" in c for c in limited.caveats)
+    assert not any("only the first" in c for c in plain.caveats)

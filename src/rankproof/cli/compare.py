@@ -194,7 +194,7 @@ class CompareArgs(Request):
     fail_on_regression: bool = typer.Option(
         False, "--fail-on-regression",
         help="Exit 1 when any candidate is significantly worse on any measure.")
-    options: EvalOptions = settings(EvalOptions, only=("rel_level", "topics", "order"))
+    options: EvalOptions = settings(EvalOptions)
     dedupe: DedupeChoice | None = dedupe_option()
     allow_extra_columns: bool = allow_extra_columns_option()
     run_format: str | None = run_format_option()

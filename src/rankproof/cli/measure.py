@@ -176,17 +176,6 @@ def _trec_eval_runs(qrels: Qrels, runs: list[Run], options: EvalOptions) -> list
     return [trec_eval_limited(run, qrels, options) for run in runs]
 
 
-def _retrieval_notes(max_retrieved: int | None, judged_only: bool) -> tuple[str, ...]:
-    notes = []
-    if max_retrieved is not None:
-        notes.append(f"only the first {max_retrieved} documents of each topic were evaluated "
-                     "(-M, trec_eval's rank order)")
-    if judged_only:
-        notes.append("unjudged documents were removed before evaluating (-J): measures over "
-                     "judged documents only, not comparable with ordinary ones")
-    return tuple(notes)
-
-
 class MeasureArgs(Request):
     """`measure`'s options, as one request (`rankproof.cli._requests.takes`)."""
 
@@ -254,7 +243,7 @@ def measure(a: MeasureArgs) -> None:
         results_select = None
     check_diversity([str(m) for m in selected], a.subtopics)
     cap = None if a.memory_cap is None else parse_size(a.memory_cap)
-    extra_notes = _retrieval_notes(a.options.max_retrieved, a.options.judged_only)
+    extra_notes = a.options.notes()
     loaded: list[Run] = []
     if a.cross_check_with is None:
         # Each run is read and evaluated in one task of the engine; only its numbers return.

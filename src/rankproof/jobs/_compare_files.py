@@ -93,6 +93,8 @@ def compare_files(request: CompareFilesRequest, executor: Executor | None = None
         done.qrels, done.tables, ms, baseline=runs[0].per_query.run_name, stats=request.stats,
         rel_level=options.rel_level, topics=options.topics,
         complete_judgments=request.complete_judgments, progress=progress)
+    if options.notes():
+        result = dataclasses.replace(result, caveats=(*result.caveats, *options.notes()))
     if files.evidence_depth > 0:
         evidence = dataclasses.replace(
             collect_evidence(done.qrels, {}, k=files.evidence_depth, queries=request.queries,

@@ -100,6 +100,18 @@ class EvalOptions:
         """Whether ``-M`` or ``-J`` changes the run before it is evaluated."""
         return self.max_retrieved is not None or self.judged_only
 
+    def notes(self) -> tuple[str, ...]:
+        """What ``-M`` and ``-J`` did, said beside every result they change (never silent)."""
+        notes = []
+        if self.max_retrieved is not None:
+            whose = "the run's" if self.order == "rank" else "trec_eval's"
+            notes.append(f"only the first {self.max_retrieved} documents of each topic were "
+                         f"evaluated (-M, {whose} rank order)")
+        if self.judged_only:
+            notes.append("unjudged documents were removed before evaluating (-J): measures "
+                         "over judged documents only, not comparable with ordinary ones")
+        return tuple(notes)
+
     def keywords(self) -> dict[str, Any]:
         """``rel_level``, ``topics`` and ``order``: `evaluate`'s own keywords."""
         return {"rel_level": self.rel_level, "topics": self.topics, "order": self.order}

@@ -279,6 +279,10 @@ class _ReadsRuns(Stage):
     topics: TopicPolicy = _EVAL.topics
     order: Order = _EVAL.order
     """``score`` (trec_eval's) or ``rank`` (the run's rank column), ``--order``."""
+    max_retrieved: int | None = Field(default=_EVAL.max_retrieved, strict=True, ge=0)
+    """trec_eval ``-M``: evaluate only the first N documents of each topic."""
+    judged_only: bool = Field(default=_EVAL.judged_only, strict=True)
+    """trec_eval ``-J``: remove unjudged documents before evaluating."""
     dedupe: Dedupe | None = _READ.dedupe
     """What a repeated (qid, docid) row of a run does (``--dedupe``): None refuses it."""
     extra_columns: ExtraColumns = _READ.extra_columns
@@ -296,10 +300,9 @@ class _ReadsRuns(Stage):
     inputs' qrels (``--subtopics``)."""
 
     def eval_options(self) -> EvalOptions:
-        """The stage's `EvalOptions` (``-M``/``-J`` where the kind has them)."""
+        """The stage's `EvalOptions`."""
         return EvalOptions(rel_level=self.rel_level, topics=self.topics, order=self.order,
-                           max_retrieved=getattr(self, "max_retrieved", None),
-                           judged_only=getattr(self, "judged_only", False))
+                           max_retrieved=self.max_retrieved, judged_only=self.judged_only)
 
     def read_options(self) -> ReadOptions:
         """The stage's `ReadOptions` (the runs are rankproof's own TREC files)."""
@@ -319,10 +322,6 @@ class MeasureStage(_ReadsRuns):
     runs: list[str] = Field(min_length=1)
     measures: list[str] = Field(default_factory=lambda: [str(m) for m in DEFAULT_MEASURES],
                                 min_length=1)
-    max_retrieved: int | None = Field(default=_EVAL.max_retrieved, strict=True, ge=0)
-    """trec_eval ``-M``: evaluate only the first N documents of each topic."""
-    judged_only: bool = Field(default=_EVAL.judged_only, strict=True)
-    """trec_eval ``-J``: remove unjudged documents before evaluating."""
     cross_check: Literal["auto", "ir-measures", "pytrec-eval"] | None = None
     """Every value computed a second time by that evaluator (`rankproof measure
     --cross-check-with`); a difference beyond ``tolerance`` fails the stage (and the run)."""
