@@ -18,17 +18,10 @@ from rankproof.cli._html_report import html_destination, html_option, write_html
 from rankproof.cli._outputs import force_option, guard_outputs
 from rankproof.cli._progress import quiet_option
 from rankproof.cli._progress import stages as shown_stages
-from rankproof.cli._requests import Request, takes
+from rankproof.cli._requests import Request, settings, takes
 from rankproof.cli._runs import choices
 from rankproof.cli._stat_options import (
-    CorrectionChoice,
-    TestChoice,
-    alpha_option,
     confidence_option,
-    correction_option,
-    resamples_option,
-    seed_option,
-    test_option,
 )
 from rankproof.comparison import Evidence, EvidenceSidecar
 from rankproof.corpus import COLLECTIONS, DOCUMENT_SUFFIXES, find_adaptation
@@ -50,6 +43,7 @@ from rankproof.report.compare import comparison_markdown, print_matrix, verdicts
 from rankproof.report.console import make_console, plain, print_table
 from rankproof.report.eval import eval_tables, synthesis_markdown
 from rankproof.retrieval import DENSE_INDEXES
+from rankproof.stats import StatSettings
 
 DEFAULT_OUTPUT = Path("evals/results/latest.json")
 
@@ -292,7 +286,6 @@ class EvalArgs(Request):
              "approximate, with its recall@k against exact search measured and reported.")
     rerank_model: Path | None = typer.Option(None, "--rerank-model", metavar="DIR",
                                              help="Local cross-encoder directory for rerank.")
-    resamples: int = resamples_option()
     warmup: int = typer.Option(
         8, "--warmup", metavar="N", min=0,
         help="Search the first N queries, untimed, before timing each stage (0: no warm-up); "
@@ -301,11 +294,9 @@ class EvalArgs(Request):
         1, "--threads", metavar="N", min=0,
         help="torch's intra-op threads while stages are timed one query at a time "
              "(0: torch's own setting); recorded with the latencies and the machine load.")
-    seed: int = seed_option()
-    test: TestChoice = test_option()
-    alpha: float = alpha_option(help="Family-wise significance level of the stages' "
-                                     "comparison.")
-    correction: CorrectionChoice = correction_option()
+    stats: StatSettings = settings(
+        StatSettings, only=("test", "alpha", "correction", "resamples", "seed"),
+        helps={"alpha": "Family-wise significance level of the stages' comparison."})
     abstention_confidence: float = confidence_option(
         help="Confidence level of each stage's abstention-AUROC interval.",
         flag="--abstention-confidence")
@@ -379,8 +370,9 @@ def eval_command(a: EvalArgs) -> None:
         chunk_size=a.chunk_size, overlap=a.overlap, embedder=str(a.embedder),  # type: ignore[arg-type]
         embed_model=a.embed_model, dense_index=str(a.dense_index),
         rerank_model=str(a.rerank_model) if a.rerank_model else None,
-        resamples=a.resamples, seed=a.seed, test=str(a.test), alpha=a.alpha,
-        correction=str(a.correction), abstention_confidence=a.abstention_confidence,
+        resamples=a.stats.resamples, seed=a.stats.seed, test=a.stats.test,
+        alpha=a.stats.alpha, correction=a.stats.correction,
+        abstention_confidence=a.abstention_confidence,
         evidence_depth=a.evidence_depth,
     )
     config.check()
